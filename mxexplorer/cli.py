@@ -1,0 +1,199 @@
+"""Command line: ``mxexplorer FILE`` opens the GUI; subcommands work headless.
+
+``info`` and ``infer`` need no display; the GUI package is imported only when a
+window is asked for.  Bad input exits 2 with one line on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Sequence
+
+from mxexplorer import __version__
+from mxexplorer.core.errors import MXNetMissingError, UserError
+
+SUBCOMMANDS = ("info", "infer")
+
+
+def _shape_args(values: Sequence[str] | None) -> dict[str, tuple[int, ...]]:
+    from mxexplorer.core.shapes import parse_shape_arg
+
+    shapes: dict[str, tuple[int, ...]] = {}
+    for text in values or ():
+        name, shape = parse_shape_arg(text)
+        shapes[name] = shape
+    return shapes
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2) + "\n")
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from mxexplorer.core import report
+    from mxexplorer.core.document import GraphDocument
+
+    doc = GraphDocument.open(args.file)
+    data = report.info(doc)
+    if args.json:
+        _print_json(data)
+        return 0
+    out = sys.stdout
+    out.write(f"file        {data['file']}\n")
+    if data["params_file"]:
+        out.write(f"checkpoint  {data['params_file']}\n")
+    upgraded = f", upgraded by {data['upgraded_by']}" if data["upgraded_by"] else ""
+    out.write(f"format      {data['format']}, saved by MXNet {_version(data['mxnet_version'])}"
+              f"{upgraded}\n")
+    out.write(f"nodes       {data['nodes']} ({data['operators']} operators), "
+              f"{data['internals_count']} internals\n")
+    out.write(f"inputs      {_list(data['inputs'])}\n")
+    out.write(f"outputs     {_list(data['outputs'])}\n")
+    out.write(f"parameters  {len(data['parameters'])}\n")
+    out.write(f"aux states  {len(data['aux'])}\n")
+    if data["unknown_ops"]:
+        out.write(f"unknown ops {', '.join(data['unknown_ops'])} (not in MXNet 1.9.1; "
+                  "shape inference will fail)\n")
+    if data["duplicate_names"]:
+        out.write(f"duplicates  {len(data['duplicate_names'])} names used twice or more: "
+                  f"{_list(data['duplicate_names'])}\n")
+    out.write("ops\n")
+    for op, count in data["ops"].items():
+        out.write(f"  {count:6d}  {op}\n")
+    return 0
+
+
+def _version(v: int) -> str:
+    return f"{v // 10000}.{(v // 100) % 100}.{v % 100}"
+
+
+def _list(items: list[str], limit: int = 8) -> str:
+    if not items:
+        return "-"
+    more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
+def cmd_infer(args: argparse.Namespace) -> int:
+    from mxexplorer.core import report, shapes
+    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.stats import human_bytes, human_count
+
+    shape_map = _shape_args(args.shape)
+    doc = GraphDocument.open(args.file)
+    if not shape_map:
+        shape_map = {k: v for k, v in doc.shape_hints().items()
+                     if k in {doc.nodes[i].name for i in doc.data_inputs()}}
+    if not shape_map:
+        inputs = ", ".join(doc.nodes[i].name for i in doc.data_inputs()) or "none"
+        raise UserError(f"give the input shapes with --shape NAME=D1,D2,... "
+                        f"(inputs: {inputs})")
+    dtypes = {name: args.dtype for name in shape_map}
+    result = shapes.infer(doc.to_json(indent=None), shape_map, dtypes,
+                          param_shapes=doc.param_shapes(), revision=doc.revision)
+    data = report.inference(doc, result)
+    if args.json:
+        _print_json(data)
+    elif result.error is None:
+        out = sys.stdout
+        width = max((len(r["name"]) for r in data["internals"]), default=10)
+        width = min(width, 60)
+        out.write(f"{'internal':<{width}}  {'op':<18} {'shape':<22} {'memory':>10} "
+                  f"{'params':>10} {'MACs':>10}\n")
+        for row in data["internals"]:
+            shape = shapes.format_shape(row["shape"]) if row["shape"] else "?"
+            op = row["op"] if row["op"] != "null" else "-"
+            out.write(f"{row['name']:<{width}}  {op:<18} {shape:<22} "
+                      f"{human_bytes(row['bytes']) if row['bytes'] else '':>10} "
+                      f"{human_count(row['params']) if row['params'] else '':>10} "
+                      f"{human_count(row['macs']) if row['macs'] else '':>10}\n")
+        out.write(f"\nparameters  {data['params']:,} ({human_count(data['params'])})\n")
+        out.write(f"MACs        {data['macs']:,} ({human_count(data['macs'])}); "
+                  f"FLOPs = 2 x MACs = {human_count(data['flops'])}\n")
+        out.write(f"activations {human_bytes(data['activation_bytes'])} "
+                  "(all operator outputs, one forward pass)\n")
+        if data["uncounted_ops"]:
+            out.write(f"uncounted   {', '.join(data['uncounted_ops'])} (0 MACs assumed)\n")
+        if data["missing_inputs"] and not result.error:
+            out.write(f"unknown     no shape for {_list(data['missing_inputs'])}\n")
+    if result.error is not None:
+        sys.stderr.write(f"mxexplorer: error: shape inference stopped at "
+                         f"{result.error.one_line()}\n")
+        return 2
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mxexplorer",
+        description="Explore, fix and fit MXNet symbol graphs. Without a subcommand, "
+                    "opens the GUI (on FILE if given).")
+    parser.add_argument("--version", action="version", version=f"mxexplorer {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("info", help="format, counts, inputs, outputs and ops of a file")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("infer", help="every internal's shape, with parameters and MACs")
+    p.add_argument("file")
+    p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...",
+                   help="shape of a data input (repeat for several)")
+    p.add_argument("--dtype", default="float32", help="dtype of the inputs (float32)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_infer)
+    return parser
+
+
+def build_gui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mxexplorer", description="Open the mxexplorer window.")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="symbol files to open")
+    parser.add_argument("--shape", action="append", metavar="NAME=D1,D2,...")
+    parser.add_argument("--screenshot", metavar="OUT.png",
+                        help="write a PNG of the window once loaded, then exit")
+    parser.add_argument("--debug", action="store_true")
+    return parser
+
+
+def _fail(message: str, code: int = 2) -> int:
+    sys.stderr.write(f"mxexplorer: error: {message}\n")
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        if argv and (argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help", "--version")):
+            args = build_parser().parse_args(argv)
+            return int(args.func(args))
+        gui_args = build_gui_parser().parse_args(argv)
+        shapes = _shape_args(gui_args.shape)
+        from mxexplorer.gui.app import run
+
+        return run(gui_args.files, shapes=shapes, screenshot=gui_args.screenshot)
+    except MXNetMissingError as exc:
+        return _fail(str(exc))
+    except UserError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+        return 0
+    except Exception as exc:  # noqa: BLE001 - one line for the user, unless --debug
+        if debug:
+            raise
+        return _fail(f"internal error: {type(exc).__name__}: {exc} "
+                     "(run with --debug for the traceback)", 1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

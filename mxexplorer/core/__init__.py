@@ -1,0 +1,5 @@
+"""Qt-free core of mxexplorer: document, I/O, inference, statistics, planning.
+
+Nothing in this package imports PySide6, pyqtgraph or ``mxexplorer.gui``; MXNet is
+imported lazily through :mod:`mxexplorer.core.mxnet_env`.
+"""

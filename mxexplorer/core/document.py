@@ -1,0 +1,318 @@
+"""GraphDocument: the open symbol graph, the one source of truth.
+
+Owns the nodes, heads and graph attributes of one symbol file (plus the checkpoint
+``.params`` beside it), a revision counter, change callbacks, and everything derived
+from the graph alone: MXNet's internals list, node kinds, arguments and auxiliary
+states in MXNet's order, consumers.  Loading needs no MXNet.  Must not import Qt.
+"""
+from __future__ import annotations
+
+import enum
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from mxexplorer.core import opinfo, params_file, symbol_io
+from mxexplorer.core.symbol_io import Entry, Node, ParsedGraph
+
+
+class NodeKind(str, enum.Enum):
+    DATA = "data"
+    PARAM = "param"
+    AUX = "aux"
+    OP = "op"
+
+
+@dataclass(frozen=True)
+class InternalEntry:
+    """One output of ``sym.get_internals().list_outputs()``."""
+
+    name: str
+    node: int
+    index: int
+
+
+@dataclass(frozen=True)
+class Change:
+    """What an edit changed; passed to document listeners."""
+
+    kind: str  # "attrs", "names", "structure", "reload", "saved"
+    nodes: tuple[int, ...] = ()
+
+
+Listener = Callable[["GraphDocument", Change], None]
+
+
+class GraphDocument:
+    """An MXNet symbol graph, editable through :mod:`mxexplorer.core.edits`.
+
+    Parameters
+    ----------
+    graph : the parsed file.
+    path : where it was read from (None for a new graph).
+    params_path : the checkpoint ``.params`` that goes with it, if any.
+    """
+
+    def __init__(self, graph: ParsedGraph, path: str | None = None,
+                 params_path: str | None = None):
+        self.nodes: list[Node] = graph.nodes
+        self.heads: list[Entry] = graph.heads
+        self.graph_attrs: dict[str, Any] = graph.graph_attrs
+        self.extra: dict[str, Any] = graph.extra
+        self.generation = graph.generation
+        self.file_version = graph.version
+        self.upgraded = graph.upgraded
+        self._row_hints = graph.row_hints
+        self.path = path
+        self.params_path = params_path
+        self.params_epoch: int | None = None
+        self._params_index: list[params_file.ParamInfo] | None = None
+        self.revision = 0
+        self._listeners: list[Listener] = []
+        self._cache: dict[str, Any] = {}
+        self._cache_rev = -1
+
+    # ---------------------------------------------------------------- loading
+    @classmethod
+    def open(cls, path: str, use_mxnet: bool | None = None) -> GraphDocument:
+        """Open a symbol file, or a checkpoint pair from either of its files."""
+        symbol_path = path
+        params_path: str | None = None
+        epoch: int | None = None
+        if path.endswith(".params"):
+            found = params_file.symbol_for_params(path)
+            if found is None:
+                raise symbol_io.SymbolFileError(
+                    "is a .params file without its -symbol.json beside it "
+                    "(expected PREFIX-symbol.json for PREFIX-NNNN.params)", path)
+            symbol_path, params_path = found, path
+            epoch = int(os.path.basename(path).rsplit("-", 1)[1].split(".")[0])
+        else:
+            params_path, epoch = params_file.find_checkpoint(path)
+        graph = symbol_io.read_graph(symbol_path, use_mxnet=use_mxnet)
+        doc = cls(graph, symbol_path, params_path)
+        doc.params_epoch = epoch
+        return doc
+
+    @classmethod
+    def from_json(cls, text: str, path: str | None = None) -> GraphDocument:
+        graph = symbol_io.parse_graph(symbol_io.parse_json_text(text))
+        return cls(graph, path)
+
+    # -------------------------------------------------------------- listeners
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def unsubscribe(self, listener: Listener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def notify(self, change: Change) -> None:
+        """Bump the revision and tell every listener (called by edits)."""
+        self.revision += 1
+        for listener in list(self._listeners):
+            listener(self, change)
+
+    # ---------------------------------------------------------------- derived
+    def _cached(self, key: str, build: Callable[[], Any]) -> Any:
+        if self._cache_rev != self.revision:
+            self._cache.clear()
+            self._cache_rev = self.revision
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    def row_hint(self, node_id: int) -> int | None:
+        if self._row_hints is None or node_id >= len(self._row_hints):
+            return None
+        return self._row_hints[node_id]
+
+    def order(self) -> list[int]:
+        """Node ids in MXNet's DFS order from the heads (unreachable nodes left out)."""
+        result: list[int] = self._cached(
+            "order", lambda: symbol_io.dfs_order(self.nodes, self.heads))
+        return result
+
+    def output_names(self, node_id: int) -> list[str]:
+        """Visible output names of a node, as MXNet lists them in the internals."""
+        node = self.nodes[node_id]
+        if node.is_variable:
+            return [node.name]
+        _, names = opinfo.outputs(node.op, node.attrs, self.row_hint(node_id))
+        prefix = f"{node.name}_" if node.name else ""
+        return [prefix + n for n in names]
+
+    def output_count(self, node_id: int) -> int:
+        return symbol_io.output_count(self.nodes[node_id], self.row_hint(node_id))
+
+    def internals(self) -> list[InternalEntry]:
+        """Exactly ``sym.get_internals().list_outputs()``, with the node of each."""
+        def build() -> list[InternalEntry]:
+            out = []
+            for i in self.order():
+                for k, name in enumerate(self.output_names(i)):
+                    out.append(InternalEntry(name, i, k))
+            return out
+        result: list[InternalEntry] = self._cached("internals", build)
+        return result
+
+    def internal_names(self) -> list[str]:
+        return [e.name for e in self.internals()]
+
+    def consumers(self) -> list[list[tuple[int, int]]]:
+        """For each node, the (consumer node, input position) pairs that read it."""
+        def build() -> list[list[tuple[int, int]]]:
+            out: list[list[tuple[int, int]]] = [[] for _ in self.nodes]
+            for i in self.order():
+                for k, (src, _, _) in enumerate(self.nodes[i].inputs):
+                    out[src].append((i, k))
+            return out
+        result: list[list[tuple[int, int]]] = self._cached("consumers", build)
+        return result
+
+    def input_slots(self, node_id: int) -> list[str]:
+        node = self.nodes[node_id]
+        return opinfo.input_slots(node.op, node.attrs, len(node.inputs))
+
+    def kinds(self) -> list[NodeKind]:
+        """Kind of every node: data input, parameter, auxiliary state or operator."""
+        def build() -> list[NodeKind]:
+            checkpoint = {p.name: p.kind for p in self.params_index()}
+            kinds = [NodeKind.OP if not n.is_variable else NodeKind.DATA for n in self.nodes]
+            users = self.consumers()
+            for i, node in enumerate(self.nodes):
+                if not node.is_variable:
+                    continue
+                kind = NodeKind.DATA
+                for consumer, pos in users[i]:
+                    cnode = self.nodes[consumer]
+                    if pos in opinfo.aux_slots(cnode.op):
+                        kind = NodeKind.AUX
+                        break
+                    slots = self.input_slots(consumer)
+                    if slots[pos] in opinfo.PARAM_SLOTS:
+                        kind = NodeKind.PARAM
+                    elif slots[pos].startswith("arg") and not opinfo.is_registered(cnode.op):
+                        if node.name.endswith(opinfo.AUX_SUFFIXES):
+                            kind = NodeKind.AUX
+                        elif node.name.endswith(opinfo.PARAM_SUFFIXES):
+                            kind = NodeKind.PARAM
+                if checkpoint.get(node.name) == "arg":
+                    kind = NodeKind.PARAM
+                elif checkpoint.get(node.name) == "aux":
+                    kind = NodeKind.AUX
+                kinds[i] = kind
+            return kinds
+        result: list[NodeKind] = self._cached("kinds", build)
+        return result
+
+    def _variables(self, aux: bool) -> list[int]:
+        kinds = self.kinds()
+        return [i for i in self.order() if self.nodes[i].is_variable
+                and (kinds[i] == NodeKind.AUX) == aux]
+
+    def arguments(self) -> list[int]:
+        """Variables in ``list_arguments()`` order."""
+        result: list[int] = self._cached("arguments", lambda: self._variables(False))
+        return result
+
+    def aux_states(self) -> list[int]:
+        """Variables in ``list_auxiliary_states()`` order."""
+        result: list[int] = self._cached("aux", lambda: self._variables(True))
+        return result
+
+    def data_inputs(self) -> list[int]:
+        kinds = self.kinds()
+        return [i for i in self.arguments() if kinds[i] == NodeKind.DATA]
+
+    def parameters(self) -> list[int]:
+        kinds = self.kinds()
+        return [i for i in self.arguments() if kinds[i] == NodeKind.PARAM]
+
+    def output_entries(self) -> list[InternalEntry]:
+        """The graph outputs, as MXNet's ``list_outputs()`` names them."""
+        out = []
+        for src, index, _ in self.heads:
+            names = self.output_names(src)
+            name = names[index] if index < len(names) else f"{self.nodes[src].name}_output{index}"
+            out.append(InternalEntry(name, src, index))
+        return out
+
+    def head_nodes(self) -> set[int]:
+        return {h[0] for h in self.heads}
+
+    def unknown_ops(self) -> list[str]:
+        """Ops MXNet 1.9.1 does not register (plug-ins, forks, newer MXNet)."""
+        return sorted({n.op for n in self.nodes if not n.is_variable
+                       and not opinfo.is_registered(n.op)})
+
+    def op_histogram(self) -> Counter[str]:
+        return Counter(opinfo.canonical_op(self.nodes[i].op) for i in self.order()
+                       if not self.nodes[i].is_variable)
+
+    def duplicate_names(self) -> list[str]:
+        counts = Counter(self.nodes[i].name for i in self.order())
+        return sorted(n for n, c in counts.items() if c > 1)
+
+    def find(self, name: str) -> list[int]:
+        return [i for i, n in enumerate(self.nodes) if n.name == name]
+
+    def shape_hints(self) -> dict[str, tuple[int, ...]]:
+        """Shapes written in the file (``__shape__`` on variables), by variable name."""
+        hints = {}
+        for i in self.arguments():
+            raw = self.nodes[i].attrs.get("__shape__")
+            if raw:
+                parsed = opinfo.tuple_attr({"s": raw}, "s")
+                if parsed and all(d is not None for d in parsed):
+                    hints[self.nodes[i].name] = tuple(int(d) for d in parsed if d is not None)
+        return hints
+
+    # -------------------------------------------------------------- checkpoint
+    def params_index(self) -> list[params_file.ParamInfo]:
+        if self.params_path is None:
+            return []
+        if self._params_index is None:
+            self._params_index = params_file.read_params_index(self.params_path)
+        return self._params_index
+
+    def param_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {p.name: p.shape for p in self.params_index()}
+
+    # ----------------------------------------------------------------- writing
+    def to_dict(self) -> dict[str, Any]:
+        return symbol_io.graph_to_dict(self.nodes, self.heads, self.graph_attrs,
+                                       self._row_hints, self.extra)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def snapshot(self) -> GraphSnapshot:
+        """An immutable copy for work on another thread."""
+        return GraphSnapshot(self.to_json(indent=None), tuple(self.internal_names()),
+                             self.revision, self.param_shapes(),
+                             tuple(self.nodes[i].name for i in self.data_inputs()),
+                             tuple(self.nodes[i].name for i in self.parameters()))
+
+    def save(self, path: str) -> None:
+        symbol_io.write_atomic(path, self.to_json())
+
+
+@dataclass(frozen=True)
+class GraphSnapshot:
+    """What a worker needs of a document: its JSON and the facts derived from it."""
+
+    json: str
+    internal_names: tuple[str, ...]
+    revision: int
+    param_shapes: dict[str, tuple[int, ...]]
+    data_inputs: tuple[str, ...]
+    parameters: tuple[str, ...]
+
+
+def iter_variables(doc: GraphDocument, kinds: Iterable[NodeKind]) -> list[int]:
+    wanted = set(kinds)
+    k = doc.kinds()
+    return [i for i in doc.order() if doc.nodes[i].is_variable and k[i] in wanted]

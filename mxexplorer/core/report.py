@@ -1,0 +1,84 @@
+"""Plain-data reports of a document (what ``info`` and ``infer`` print).
+
+Shared by the CLI (text and ``--json``) and the GUI status bar.  No Qt, and MXNet
+only through :mod:`mxexplorer.core.shapes`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from mxexplorer.core import opinfo, stats, symbol_io
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.shapes import ShapeResult
+
+
+def info(doc: GraphDocument) -> dict[str, Any]:
+    """Format, counts, inputs, outputs, parameters, aux states and op histogram."""
+    n = doc.nodes
+    return {
+        "file": doc.path,
+        "params_file": doc.params_path,
+        "format": symbol_io.GENERATION_LABELS[doc.generation],
+        "generation": doc.generation,
+        "mxnet_version": doc.file_version,
+        "upgraded_by": doc.upgraded or None,
+        "nodes": len(doc.nodes),
+        "operators": sum(1 for i in doc.order() if not n[i].is_variable),
+        "internals_count": len(doc.internals()),
+        "inputs": [n[i].name for i in doc.data_inputs()],
+        "outputs": [e.name for e in doc.output_entries()],
+        "parameters": [n[i].name for i in doc.parameters()],
+        "aux": [n[i].name for i in doc.aux_states()],
+        "ops": dict(sorted(doc.op_histogram().items(), key=lambda kv: (-kv[1], kv[0]))),
+        "unknown_ops": doc.unknown_ops(),
+        "duplicate_names": doc.duplicate_names(),
+        "shape_hints": {k: list(v) for k, v in doc.shape_hints().items()},
+        "internals": doc.internal_names(),
+    }
+
+
+def inference(doc: GraphDocument, result: ShapeResult) -> dict[str, Any]:
+    """Every internal with its shape, argument/aux/output shapes and totals."""
+    st = stats.compute(doc, result)
+    internals = []
+    for entry, shape, dtype in zip(doc.internals(), result.internal_shapes,
+                                   result.internal_dtypes):
+        node = doc.nodes[entry.node]
+        ns = st.per_node.get(entry.node)
+        internals.append({
+            "name": entry.name,
+            "op": node.op,
+            "shape": list(shape) if shape is not None else None,
+            "dtype": dtype,
+            "bytes": st.per_entry_bytes.get((entry.node, entry.index), 0),
+            "params": ns.params if ns and entry.index == 0 else 0,
+            "macs": ns.macs if ns and entry.index == 0 else 0,
+        })
+
+    def shp(s: Any) -> Any:
+        return list(s) if s is not None else None
+
+    err = result.error
+    return {
+        "file": doc.path,
+        "inputs": {k: list(v) for k, v in result.inputs_used.items()},
+        "internals": internals,
+        "arguments": {k: shp(v) for k, v in result.arg_shapes.items()},
+        "aux": {k: shp(v) for k, v in result.aux_shapes.items()},
+        "outputs": [{"name": e.name, "shape": shp(s)}
+                    for e, s in zip(doc.output_entries(), result.output_shapes)],
+        "complete": result.complete,
+        "missing_inputs": list(result.missing_inputs),
+        "params": st.params,
+        "aux_values": st.aux_values,
+        "macs": st.macs,
+        "flops": st.flops,
+        "activation_bytes": st.activation_bytes,
+        "uncounted_ops": list(st.uncounted_ops),
+        "error": None if err is None else {
+            "node": err.node, "op": err.op, "message": err.message, "detail": err.detail},
+    }
+
+
+def op_family_of(op: str) -> str:
+    return opinfo.op_family(op)

@@ -1,0 +1,327 @@
+"""Shape and dtype inference with MXNet, and errors told in plain words.
+
+Owns :func:`infer`, which takes a document snapshot (JSON text) and the user's input
+shapes, asks MXNet for every internal output's shape, and turns an inconsistency
+into a :class:`ShapeError` that names the node, its op and the shapes in conflict.
+When inference fails part-way, the shapes upstream of the failing node are still
+returned.  MXNet is imported lazily; no Qt.
+"""
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from mxexplorer.core import opinfo, subgraph, symbol_io
+from mxexplorer.core.errors import UserError
+from mxexplorer.core.mxnet_env import import_mxnet
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ShapeError:
+    """Why inference stopped, located at a node."""
+
+    node: str
+    op: str
+    message: str
+    detail: str
+    provided: Shape | None = None
+    expected: Shape | None = None
+    input_name: str | None = None
+
+    def one_line(self) -> str:
+        return f"{self.node} ({self.op}): {self.message}"
+
+
+@dataclass(frozen=True)
+class ShapeResult:
+    """Shapes for every internal output (parallel to ``doc.internals()``)."""
+
+    internal_shapes: tuple[Shape | None, ...]
+    internal_dtypes: tuple[str | None, ...]
+    arg_shapes: dict[str, Shape | None]
+    aux_shapes: dict[str, Shape | None]
+    output_shapes: tuple[Shape | None, ...]
+    inputs_used: dict[str, Shape]
+    error: ShapeError | None = None
+    missing_inputs: tuple[str, ...] = ()
+    revision: int = -1
+    by_entry: dict[tuple[int, int], Shape] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.error is None and all(known(s) for s in self.internal_shapes)
+
+
+def known(shape: Shape | None) -> bool:
+    return shape is not None and len(shape) > 0 and all(d > 0 for d in shape)
+
+
+def parse_shape(text: str) -> Shape:
+    """``1,3,224,224`` or ``(1, 3, 224, 224)`` -> tuple; ``UserError`` if malformed."""
+    body = text.strip().strip("()[]").strip()
+    if not body:
+        raise UserError(f"shape {text!r} is empty")
+    dims = []
+    for part in body.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.isdigit():
+            raise UserError(f"shape {text!r}: {part!r} is not a whole number")
+        value = int(part)
+        if value <= 0 or value > 2**31:
+            raise UserError(f"shape {text!r}: dimension {value} is out of range")
+        dims.append(value)
+    return tuple(dims)
+
+
+def parse_shape_arg(text: str) -> tuple[str, Shape]:
+    """``NAME=D1,D2,...`` (the CLI's ``--shape``) -> (name, shape)."""
+    name, sep, dims = text.rpartition("=")
+    if not sep or not name.strip():
+        raise UserError(f"--shape {text!r}: expected NAME=D1,D2,... (e.g. data=1,3,224,224)")
+    return name.strip(), parse_shape(dims)
+
+
+def format_shape(shape: Sequence[int] | None) -> str:
+    if shape is None or len(shape) == 0:
+        return "?"
+    return "(" + ", ".join("?" if d <= 0 else str(d) for d in shape) + ")"
+
+
+_FAILED_LOAD = re.compile(r"Failed loading Op (?P<node>.*?) of type (?P<op>\S+?):")
+_NOT_REGISTERED = re.compile(r"Operator (?P<op>\S+) is not registered")
+_IN_OPERATOR = re.compile(r"Error in operator (?P<node>.+?): (?P<rest>.*)", re.S)
+_INCONSISTENT = re.compile(
+    r"Shape inconsistent, Provided\s*=\s*(?P<p>[\[(][^\])]*[\])]),\s*inferred shape\s*=\s*"
+    r"(?P<i>[\[(][^\])]*[\])])")
+_INCOMPATIBLE = re.compile(
+    r"Incompatible attr in node (?P<node>.+?) at (?P<k>\d+)-th (?P<io>input|output): "
+    r"expected (?P<e>[\[(][^\])]*[\])]), got (?P<g>[\[(][^\])]*[\])])")
+_CHECK = re.compile(r"Check failed: (?P<cond>[^:]+?)(?:\s*\((?P<vals>[^)]*)\))?\s*:?\s*"
+                    r"(?P<msg>.*)$")
+
+
+def _tuple(text: str) -> Shape:
+    return tuple(int(d) for d in re.findall(r"-?\d+", text))
+
+
+class _Locator:
+    """Names of inputs and ops of the graph MXNet complained about."""
+
+    def __init__(self, nodes: list[symbol_io.Node], order: list[int]):
+        self.nodes = nodes
+        self.by_name: dict[str, int] = {}
+        for i in order:
+            self.by_name.setdefault(nodes[i].name, i)
+
+    def op_of(self, name: str) -> str:
+        i = self.by_name.get(name)
+        return self.nodes[i].op if i is not None else "?"
+
+
+def explain(exc_text: str, locator: _Locator | None,
+            input_shapes: Mapping[tuple[int, int], Shape] | None = None) -> ShapeError:
+    """Turn MXNet's error text into a :class:`ShapeError` in plain words."""
+    text = symbol_io.mxnet_message(Exception(exc_text))
+    m = _FAILED_LOAD.search(text) or None
+    if m or _NOT_REGISTERED.search(text):
+        op = m.group("op") if m else _NOT_REGISTERED.search(text).group("op")  # type: ignore[union-attr]
+        node = m.group("node") if m else "?"
+        return ShapeError(node, op, f"operator {op} is not registered in this MXNet "
+                          "(it comes from a plug-in, a fork or a newer MXNet)", text)
+    m = _IN_OPERATOR.search(text)
+    if not m:
+        return ShapeError("?", "?", text, text)
+    node, rest = m.group("node"), m.group("rest")
+    op = locator.op_of(node) if locator else "?"
+    rest = re.sub(r"\[\d\d:\d\d:\d\d\] \S+:\d+: ", "", rest).strip()
+    m2 = _INCONSISTENT.search(rest)
+    if m2:
+        provided, inferred = _tuple(m2.group("p")), _tuple(m2.group("i"))
+        input_name = None
+        if locator is not None and input_shapes is not None and node in locator.by_name:
+            nid = locator.by_name[node]
+            n = locator.nodes[nid]
+            slots = opinfo.input_slots(n.op, n.attrs, len(n.inputs))
+            for slot, (src, idx, _) in zip(slots, n.inputs):
+                if input_shapes.get((src, idx)) == provided:
+                    input_name = f"{locator.nodes[src].name!r} ({slot})"
+                    break
+        what = f"input {input_name}" if input_name else "an input"
+        return ShapeError(node, op, f"{what} has shape {format_shape(provided)}, but this "
+                          f"layer needs {format_shape(inferred)}", rest, provided, inferred,
+                          input_name)
+    m2 = _INCOMPATIBLE.search(rest)
+    if m2:
+        k = int(m2.group("k"))
+        expected, got = _tuple(m2.group("e")), _tuple(m2.group("g"))
+        input_name = None
+        if locator is not None and node in locator.by_name and m2.group("io") == "input":
+            n = locator.nodes[locator.by_name[node]]
+            if k < len(n.inputs):
+                input_name = repr(locator.nodes[n.inputs[k][0]].name)
+        where = f"input {k}" + (f" ({input_name})" if input_name else "")
+        return ShapeError(node, op, f"{where} has shape {format_shape(got)}, but the other "
+                          f"inputs need {format_shape(expected)}", rest, got, expected,
+                          input_name)
+    m2 = _CHECK.search(rest)
+    if m2:
+        msg = m2.group("msg").strip().lstrip(":").strip() or m2.group("cond").strip()
+        vals = m2.group("vals") or ""
+        pair = re.match(r"\s*(.+?) vs\. (.+?)\s*$", vals)
+        if pair:
+            msg = f"{msg} (got {pair.group(1)}, expected {pair.group(2)})"
+        elif vals:
+            msg = f"{msg} ({vals})"
+        return ShapeError(node, op, msg, rest)
+    return ShapeError(node, op, rest, rest)
+
+
+def _shape_or_none(shape: Any) -> Shape | None:
+    if shape is None:
+        return None
+    t = tuple(int(d) for d in shape)
+    return t if t else None
+
+
+def infer(graph_json: str, shapes: Mapping[str, Shape],
+          dtypes: Mapping[str, str] | None = None,
+          param_shapes: Mapping[str, Shape] | None = None,
+          revision: int = -1) -> ShapeResult:
+    """Infer every internal output's shape (and dtype) of a graph.
+
+    Parameters
+    ----------
+    graph_json : the document's JSON (``doc.to_json()`` or a snapshot's ``json``).
+    shapes : shapes of data inputs (and any argument the user wants to pin).
+    dtypes : dtypes of data inputs; float32 when absent.
+    param_shapes : shapes from a checkpoint, used where ``shapes`` says nothing.
+
+    Raises
+    ------
+    UserError : an input name that is not an argument of the graph.
+    MXNetMissingError : MXNet is not installed.
+    """
+    mx = import_mxnet()
+    graph = symbol_io.parse_graph(json.loads(graph_json), upgrade=False)
+    nodes, heads = graph.nodes, graph.heads
+    order = symbol_io.dfs_order(nodes, heads)
+    locator = _Locator(nodes, order)
+    entries = _entries(nodes, order, graph.row_hints)
+    try:
+        sym = mx.sym.load_json(graph_json)
+    except mx.base.MXNetError as exc:
+        err = explain(str(exc), locator)
+        return _empty(entries, dict(shapes), err, revision)
+    arg_names = sym.list_arguments()
+    aux_names = sym.list_auxiliary_states()
+    unknown = [n for n in shapes if n not in arg_names and n not in aux_names]
+    if unknown:
+        raise UserError(f"the graph has no input named {unknown[0]!r}; its inputs are "
+                        + ", ".join(n for n in arg_names[:12])
+                        + (" ..." if len(arg_names) > 12 else ""))
+    given: dict[str, Shape] = {}
+    for name, shape in (param_shapes or {}).items():
+        if name in arg_names or name in aux_names:
+            given[name] = tuple(shape)
+    given.update({k: tuple(v) for k, v in shapes.items()})
+    internals = sym.get_internals()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            arg_s, out_s, aux_s = internals.infer_shape_partial(**given)
+    except mx.base.MXNetError as exc:
+        return _after_error(mx, str(exc), nodes, heads, order, locator, entries, given,
+                            revision)
+    by_entry = {e: s for e, s in zip(entries, (_shape_or_none(s) for s in out_s))
+                if s is not None}
+    dt = _infer_dtypes(mx, internals, arg_names, dtypes or {}, len(entries))
+    missing = tuple(n for n, s in zip(internals.list_arguments(), arg_s)
+                    if not known(_shape_or_none(s)))
+    out_shapes = tuple(by_entry.get((s, k)) for s, k, _ in heads)
+    return ShapeResult(
+        internal_shapes=tuple(by_entry.get(e) for e in entries),
+        internal_dtypes=dt,
+        arg_shapes={n: _shape_or_none(s) for n, s in zip(internals.list_arguments(), arg_s)},
+        aux_shapes={n: _shape_or_none(s) for n, s in zip(aux_names, aux_s)},
+        output_shapes=out_shapes,
+        inputs_used=given,
+        missing_inputs=missing,
+        revision=revision,
+        by_entry=by_entry,
+    )
+
+
+def _entries(nodes: list[symbol_io.Node], order: list[int],
+             row_hints: list[int] | None) -> list[tuple[int, int]]:
+    out = []
+    for i in order:
+        node = nodes[i]
+        if node.is_variable:
+            out.append((i, 0))
+        else:
+            _, names = opinfo.outputs(node.op, node.attrs, row_hints[i] if row_hints else None)
+            out.extend((i, k) for k in range(len(names)))
+    return out
+
+
+def _infer_dtypes(mx: Any, internals: Any, arg_names: list[str], dtypes: Mapping[str, str],
+                  count: int) -> tuple[str | None, ...]:
+    import numpy as np
+
+    wanted = {n: np.dtype(d) for n, d in dtypes.items() if n in arg_names}
+    if not wanted and arg_names:
+        wanted = {arg_names[0]: np.dtype("float32")}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _, out_t, _ = internals.infer_type_partial(**wanted)
+    except mx.base.MXNetError:
+        return (None,) * count
+    return tuple(np.dtype(t).name if t is not None else None for t in out_t)
+
+
+def _empty(entries: list[tuple[int, int]], given: dict[str, Shape], err: ShapeError,
+           revision: int) -> ShapeResult:
+    return ShapeResult(tuple(None for _ in entries), tuple(None for _ in entries), {}, {},
+                       (), given, err, (), revision)
+
+
+def _after_error(mx: Any, text: str, nodes: list[symbol_io.Node], heads: list[symbol_io.Entry],
+                 order: list[int], locator: _Locator, entries: list[tuple[int, int]],
+                 given: dict[str, Shape], revision: int) -> ShapeResult:
+    """Inference failed at some node: infer what lies upstream of it, then explain."""
+    m = _IN_OPERATOR.search(text)
+    upstream: dict[tuple[int, int], Shape] = {}
+    if m and m.group("node") in locator.by_name:
+        bad = locator.by_name[m.group("node")]
+        if nodes[bad].inputs:
+            sub_nodes, sub_heads, old_ids = subgraph.cut(nodes, list(nodes[bad].inputs))
+            sub_json = json.dumps(symbol_io.graph_to_dict(sub_nodes, sub_heads, {}))
+            try:
+                sub = mx.sym.load_json(sub_json).get_internals()
+                names = set(sub.list_arguments()) | set(sub.list_auxiliary_states())
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    _, out_s, _ = sub.infer_shape_partial(
+                        **{k: v for k, v in given.items() if k in names})
+                sub_order = symbol_io.dfs_order(sub_nodes, sub_heads)
+                sub_entries = _entries(sub_nodes, sub_order, None)
+                for (nid, k), s in zip(sub_entries, out_s):
+                    shape = _shape_or_none(s)
+                    if shape is not None:
+                        upstream[(old_ids[nid], k)] = shape
+            except mx.base.MXNetError:
+                pass
+    err = explain(text, locator, upstream)
+    return ShapeResult(
+        internal_shapes=tuple(upstream.get(e) for e in entries),
+        internal_dtypes=tuple(None for _ in entries),
+        arg_shapes={}, aux_shapes={}, output_shapes=(), inputs_used=given, error=err,
+        revision=revision, by_entry=upstream)

@@ -1,0 +1,519 @@
+"""Read and write MXNet symbol JSON without MXNet.
+
+Owns parsing (every file generation: NNVM ``attrs``, older ``attr``, pre-NNVM ``param``
+files with ``[node, index]`` pairs), the validation MXNet itself skips (dangling indices,
+cycles, output indices a producer lacks: ``simple_bind`` segfaults on those), the
+legacy upgrade MXNet's loader applies, and atomic writes.  Fields it does not
+understand are kept and written back.  Must not import Qt; imports MXNet only in
+:func:`upgrade_with_mxnet`.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from mxexplorer.core import opinfo
+from mxexplorer.core.errors import SymbolFileError
+
+#: The version MXNet 1.9.1 writes into ``attrs.mxnet_version``.
+CURRENT_VERSION = 10901
+#: Known node fields; anything else is kept in ``Node.extra``.
+_NODE_FIELDS = ("op", "name", "attrs", "attr", "param", "inputs", "backward_source_id")
+
+Entry = tuple[int, int, int]
+
+
+@dataclass
+class Node:
+    """One node of the graph: a variable (``op == "null"``) or an operator."""
+
+    op: str
+    name: str
+    attrs: dict[str, str] = field(default_factory=dict)
+    inputs: list[Entry] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_variable(self) -> bool:
+        return self.op == "null"
+
+    def copy(self) -> Node:
+        return Node(self.op, self.name, dict(self.attrs), list(self.inputs),
+                    copy.deepcopy(self.extra))
+
+
+@dataclass
+class ParsedGraph:
+    nodes: list[Node]
+    heads: list[Entry]
+    graph_attrs: dict[str, Any]
+    generation: str
+    version: int
+    upgraded: str = ""  # "", "mxexplorer" or "mxnet"
+    row_hints: list[int] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+GENERATION_LABELS = {
+    "nnvm": 'NNVM JSON ("attrs")',
+    "nnvm-attr": 'NNVM JSON, older ("attr")',
+    "legacy": 'pre-NNVM JSON (MXNet 0.8, "param")',
+}
+
+
+def _fail(message: str, where: str | None = None) -> SymbolFileError:
+    return SymbolFileError(message, where=where)
+
+
+def _int(value: Any, where: str, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(f"{what} is {json.dumps(value)[:40]}, not a whole number", where)
+    return value
+
+
+def _entry(raw: Any, where: str, what: str) -> Entry:
+    if not isinstance(raw, list) or len(raw) not in (2, 3):
+        raise _fail(f"{what} should be [node, output(, version)], got {json.dumps(raw)[:60]}",
+                    where)
+    node = _int(raw[0], where, f"{what} node index")
+    index = _int(raw[1], where, f"{what} output index")
+    version = _int(raw[2], where, f"{what} version") if len(raw) == 3 else 0
+    return (node, index, version)
+
+
+def _node_where(i: int, raw: Any) -> str:
+    name = raw.get("name") if isinstance(raw, dict) else None
+    return f"node {i} {name!r}" if isinstance(name, str) else f"node {i}"
+
+
+def decode_text(data: bytes) -> str:
+    """Bytes of a file -> text, or a plain-words error for binary and empty files."""
+    if not data.strip():
+        raise _fail("the file is empty")
+    if b"\x00" in data[:4096]:
+        raise _fail("this is a binary file, not symbol JSON"
+                    + (" (an MXNet .params file?)" if data[:8] == b"\x12\x01\x00\x00\x00\x00\x00\x00"
+                       else ""))
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _fail(f"not a text file (byte {exc.start} is not UTF-8)") from None
+
+
+def parse_json_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = ""
+        if exc.pos >= len(text.rstrip()) - 1:
+            hint = " (the file looks truncated)"
+        raise _fail(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}{hint}"
+                    ) from None
+    except RecursionError:
+        raise _fail("not valid JSON: nested too deeply") from None
+
+
+def parse_graph(obj: Any, upgrade: bool = True) -> ParsedGraph:
+    """Turn a decoded JSON value into a validated (and upgraded) :class:`ParsedGraph`."""
+    if not isinstance(obj, dict):
+        raise _fail(f"not a symbol file: the JSON is a {type(obj).__name__}, not an object")
+    if "nodes" not in obj or "heads" not in obj:
+        missing = [k for k in ("nodes", "heads") if k not in obj]
+        raise _fail("not a symbol file: the JSON object has no "
+                    + " and no ".join(repr(k) for k in missing))
+    raw_nodes = obj["nodes"]
+    if not isinstance(raw_nodes, list):
+        raise _fail("not a symbol file: 'nodes' is not a list")
+    if not raw_nodes:
+        raise _fail("the graph has no nodes")
+    legacy = any(isinstance(n, dict) and ("param" in n or "backward_source_id" in n)
+                 for n in raw_nodes)
+    uses_attr = any(isinstance(n, dict) and "attr" in n for n in raw_nodes)
+    generation = "legacy" if legacy else ("nnvm-attr" if uses_attr else "nnvm")
+    graph_attrs = obj.get("attrs", {})
+    if not isinstance(graph_attrs, dict):
+        graph_attrs = {}
+    version = 800
+    mv = graph_attrs.get("mxnet_version")
+    if isinstance(mv, list) and len(mv) == 2 and isinstance(mv[1], int):
+        version = mv[1]
+
+    nodes: list[Node] = []
+    for i, raw in enumerate(raw_nodes):
+        where = _node_where(i, raw)
+        if not isinstance(raw, dict):
+            raise _fail("is not an object", where)
+        op = raw.get("op")
+        name = raw.get("name", "")
+        if not isinstance(op, str):
+            raise _fail("has no 'op' string", where)
+        if not isinstance(name, str):
+            raise _fail("has a name that is not a string", where)
+        attrs: dict[str, str] = {}
+        for key in ("param", "attr", "attrs"):
+            if key in raw:
+                if not isinstance(raw[key], dict):
+                    raise _fail(f"'{key}' is not an object", where)
+                attrs.update(opinfo.as_str_attrs(raw[key]))
+        raw_inputs = raw.get("inputs", [])
+        if not isinstance(raw_inputs, list):
+            raise _fail("'inputs' is not a list", where)
+        inputs = [_entry(e, where, f"input {k}") for k, e in enumerate(raw_inputs)]
+        if op == "null" and inputs:
+            raise _fail("is a variable but has inputs", where)
+        extra = {k: v for k, v in raw.items() if k not in _NODE_FIELDS}
+        nodes.append(Node(op, name, attrs, inputs, extra))
+
+    heads = [_entry(h, "heads", f"head {k}") for k, h in enumerate(obj["heads"])] \
+        if isinstance(obj["heads"], list) else None
+    if heads is None:
+        raise _fail("not a symbol file: 'heads' is not a list")
+    if not heads:
+        raise _fail("the graph has no outputs ('heads' is empty)")
+
+    row_hints = None
+    rp = obj.get("node_row_ptr")
+    if isinstance(rp, list) and len(rp) == len(nodes) + 1 and all(
+            isinstance(x, int) and not isinstance(x, bool) for x in rp):
+        row_hints = [rp[i + 1] - rp[i] for i in range(len(nodes))]
+    validate(nodes, heads, row_hints)
+    extra = {k: v for k, v in obj.items()
+             if k not in ("nodes", "arg_nodes", "node_row_ptr", "heads", "attrs")}
+    graph = ParsedGraph(nodes, heads, dict(graph_attrs), generation, version,
+                        row_hints=row_hints, extra=extra)
+    if upgrade and version < CURRENT_VERSION:
+        _upgrade(graph)
+    return graph
+
+
+def output_count(node: Node, row_hint: int | None) -> int:
+    """Total outputs of a node (1 for variables)."""
+    if node.is_variable:
+        return 1
+    total, _ = opinfo.outputs(node.op, node.attrs, row_hint)
+    return total
+
+
+def validate(nodes: list[Node], heads: list[Entry], row_hints: list[int] | None) -> None:
+    """Refuse graphs MXNet would crash on: dangling or impossible references, cycles."""
+    n = len(nodes)
+    counts = [output_count(node, row_hints[i] if row_hints else None)
+              for i, node in enumerate(nodes)]
+
+    def check(entry: Entry, where: str, what: str) -> None:
+        src, index, _ = entry
+        if not 0 <= src < n:
+            raise _fail(f"{what} refers to node {src}, but the graph has {n} nodes "
+                        f"(0 to {n - 1})", where)
+        if not 0 <= index < counts[src]:
+            prod = nodes[src]
+            plural = "output" if counts[src] == 1 else "outputs"
+            raise _fail(f"{what} asks for output {index} of node {src} {prod.name!r} "
+                        f"({prod.op}), which has {counts[src]} {plural}", where)
+
+    for i, node in enumerate(nodes):
+        for k, entry in enumerate(node.inputs):
+            check(entry, f"node {i} {node.name!r}", f"input {k}")
+        deps = node.extra.get("control_deps", [])
+        if isinstance(deps, list):
+            for d in deps:
+                if not isinstance(d, int) or not 0 <= d < n:
+                    raise _fail(f"control dependency {d!r} is not a node index",
+                                f"node {i} {node.name!r}")
+    for k, entry in enumerate(heads):
+        check(entry, "heads", f"head {k}")
+    _check_acyclic(nodes)
+
+
+def _check_acyclic(nodes: list[Node]) -> None:
+    state = [0] * len(nodes)  # 0 new, 1 on stack, 2 done
+    for start in range(len(nodes)):
+        if state[start]:
+            continue
+        stack: list[tuple[int, int]] = [(start, 0)]
+        state[start] = 1
+        while stack:
+            i, k = stack[-1]
+            preds = _preds(nodes[i])
+            if k < len(preds):
+                stack[-1] = (i, k + 1)
+                j = preds[k]
+                if state[j] == 1:
+                    cycle = [nodes[s].name for s, _ in stack[[s for s, _ in stack].index(j):]]
+                    raise _fail("the graph has a cycle: " + " -> ".join(
+                        repr(c) for c in cycle[:6]) + (" ..." if len(cycle) > 6 else ""),
+                                f"node {j} {nodes[j].name!r}")
+                if state[j] == 0:
+                    state[j] = 1
+                    stack.append((j, 0))
+            else:
+                state[i] = 2
+                stack.pop()
+
+
+def _preds(node: Node) -> list[int]:
+    preds = [e[0] for e in node.inputs]
+    deps = node.extra.get("control_deps")
+    if isinstance(deps, list):
+        preds.extend(d for d in deps if isinstance(d, int))
+    return preds
+
+
+def dfs_order(nodes: list[Node], heads: list[Entry]) -> list[int]:
+    """Post-order DFS from the heads, the order of MXNet's ``DFSVisit``."""
+    seen = [False] * len(nodes)
+    order: list[int] = []
+    for head in heads:
+        root = head[0]
+        if seen[root]:
+            continue
+        seen[root] = True
+        stack: list[tuple[int, int]] = [(root, 0)]
+        while stack:
+            i, k = stack[-1]
+            preds = _preds(nodes[i])
+            if k < len(preds):
+                stack[-1] = (i, k + 1)
+                j = preds[k]
+                if not seen[j]:
+                    seen[j] = True
+                    stack.append((j, 0))
+            else:
+                order.append(i)
+                stack.pop()
+    return order
+
+
+# --------------------------------------------------------------------------------------
+# The upgrade MXNet applies when it loads an older file (src/nnvm/legacy_json_util.cc).
+
+def _fix_hidden_keys(nodes: list[Node], order: list[int]) -> None:
+    for i in order:
+        node = nodes[i]
+        moved: list[tuple[str, str]] = []
+        for key in list(node.attrs):
+            for hidden in opinfo.HIDDEN_KEYS:
+                pos = key.rfind(hidden)
+                if pos == 0 or (pos != -1 and pos == len(key) - len(hidden)):
+                    moved.append((key, node.attrs.pop(key)))
+                    break
+        for key, value in moved:
+            placed = False
+            for hidden in opinfo.HIDDEN_KEYS:
+                pos = key.rfind(hidden)
+                if pos == 0 and len(key) == len(hidden):
+                    node.attrs[f"__{hidden}__"] = value
+                    placed = True
+                    break
+                if pos > 1 and pos == len(key) - len(hidden):
+                    if node.is_variable:
+                        break
+                    slots = opinfo.input_slots(node.op, node.attrs, len(node.inputs))
+                    arg = key[:pos - 1]
+                    if arg in slots:
+                        src = nodes[node.inputs[slots.index(arg)][0]]
+                        if src.is_variable:
+                            src.attrs[f"__{hidden}__"] = value
+                            placed = True
+                    break
+            if not placed:
+                node.attrs[key] = value
+
+
+_INIT_ON_COMPOSE = {
+    "moving_mean": '["zero", {}]',
+    "moving_var": '["one", {}]',
+    "moving_avg": '["zero", {}]',
+}
+
+
+def _upgrade(graph: ParsedGraph) -> None:
+    nodes = graph.nodes
+    order = dfs_order(nodes, graph.heads)
+    _fix_hidden_keys(nodes, order)
+    if graph.version < 900:
+        # Aux states were not stored before 0.9: MXNet adds variables named
+        # "<node>_<slot>" carrying a copy of the node's attributes.
+        for i in order:
+            node = nodes[i]
+            if node.is_variable:
+                continue
+            expected = opinfo.expected_inputs(node.op, node.attrs)
+            if expected is None or len(node.inputs) >= len(expected):
+                continue
+            for slot in expected[len(node.inputs):]:
+                var_name = f"{node.name}_{slot}" if node.name else slot
+                nodes.append(Node("null", var_name, dict(node.attrs)))
+                node.inputs.append((len(nodes) - 1, 0, 0))
+    if graph.version < 904:
+        for i in order:
+            node = nodes[i]
+            if node.is_variable:
+                continue
+            canon = opinfo.canonical_op(node.op)
+            slots = opinfo.input_slots(node.op, node.attrs, len(node.inputs))
+            for slot, entry in zip(slots, node.inputs):
+                src = nodes[entry[0]]
+                init = _INIT_ON_COMPOSE.get(slot)
+                if canon == "LeakyReLU" and slot == "gamma":
+                    init = '["Constant", {"value": 0.25}]'
+                if init and src.is_variable and "__init__" not in src.attrs:
+                    src.attrs["__init__"] = init
+    if graph.version < 905:
+        for i in order:
+            node = nodes[i]
+            if opinfo.canonical_op(node.op) in ("argmin", "argmax") and \
+                    node.attrs.get("axis") == "-1":
+                del node.attrs["axis"]
+    if graph.generation == "legacy":
+        for node in nodes:
+            node.op = opinfo.canonical_op(node.op) if not node.is_variable else "null"
+            node.extra.pop("backward_source_id", None)
+    # MXNet writes the upgraded graph in DFS order, without unreachable nodes.
+    if graph.generation == "legacy" or graph.version < 900:
+        _reindex(graph)
+    graph.upgraded = "mxexplorer"
+    graph.graph_attrs["mxnet_version"] = ["int", CURRENT_VERSION]
+
+
+def _reindex(graph: ParsedGraph) -> None:
+    order = dfs_order(graph.nodes, graph.heads)
+    new_index = {old: new for new, old in enumerate(order)}
+    nodes = []
+    for old in order:
+        node = graph.nodes[old]
+        node.inputs = [(new_index[s], k, v) for s, k, v in node.inputs]
+        deps = node.extra.get("control_deps")
+        if isinstance(deps, list):
+            node.extra["control_deps"] = [new_index[d] for d in deps if d in new_index]
+        nodes.append(node)
+    graph.nodes = nodes
+    graph.heads = [(new_index[s], k, v) for s, k, v in graph.heads]
+    if graph.row_hints is not None:
+        graph.row_hints = [graph.row_hints[old] if old < len(graph.row_hints) else 1
+                           for old in order]
+
+
+def upgrade_with_mxnet(text: str) -> ParsedGraph:
+    """Let MXNet's own loader upgrade an older file, then parse what it writes."""
+    from mxexplorer.core.mxnet_env import import_mxnet
+
+    mx = import_mxnet()
+    try:
+        sym = mx.sym.load_json(text)
+        out = sym.tojson()
+    except mx.base.MXNetError as exc:
+        raise _fail(f"MXNet cannot load it: {mxnet_message(exc)}") from None
+    graph = parse_graph(json.loads(out))
+    graph.upgraded = "mxnet"
+    return graph
+
+
+def mxnet_message(exc: BaseException) -> str:
+    """The informative line of an MXNetError (no C++ stack, no log prefix)."""
+    text = str(exc).strip()
+    for marker in ("Stack trace", "\n\n"):
+        if marker in text:
+            text = text.split(marker, 1)[0]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    text = " ".join(lines)
+    if text.startswith("MXNetError: "):
+        text = text[len("MXNetError: "):]
+    import re
+    text = re.sub(r"\[\d\d:\d\d:\d\d\] \S+:\d+: ", "", text)
+    return text
+
+
+def read_graph(path: str, use_mxnet: bool | None = None) -> ParsedGraph:
+    """Read and parse a symbol file.
+
+    Parameters
+    ----------
+    path : the ``-symbol.json`` file.
+    use_mxnet : upgrade older files with MXNet's own loader.  ``None`` (default) does so
+        when MXNet is already imported, so opening stays fast and MXNet-free otherwise.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise SymbolFileError("no such file", path) from None
+    except IsADirectoryError:
+        raise SymbolFileError("is a folder, not a file", path) from None
+    except OSError as exc:
+        raise SymbolFileError(f"cannot be read: {exc.strerror}", path) from None
+    try:
+        text = decode_text(data)
+        graph = parse_graph(parse_json_text(text))
+        if use_mxnet is None:
+            use_mxnet = "mxnet" in sys.modules
+        if use_mxnet and graph.upgraded and _all_registered(graph):
+            graph = upgrade_with_mxnet(text)
+    except SymbolFileError as exc:
+        exc.path = path
+        exc.args = (exc.one_line(),)
+        raise
+    return graph
+
+
+def _all_registered(graph: ParsedGraph) -> bool:
+    return all(n.is_variable or opinfo.is_registered(n.op) for n in graph.nodes)
+
+
+def graph_to_dict(nodes: list[Node], heads: list[Entry], graph_attrs: dict[str, Any],
+                  row_hints: list[int] | None = None,
+                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON object MXNet would write for these nodes (``attrs`` style)."""
+    out_nodes = []
+    arg_nodes = []
+    row_ptr = [0]
+    for i, node in enumerate(nodes):
+        entry: dict[str, Any] = {"op": node.op, "name": node.name}
+        if node.attrs:
+            entry["attrs"] = dict(node.attrs)
+        entry["inputs"] = [list(e) for e in node.inputs]
+        entry.update(node.extra)
+        out_nodes.append(entry)
+        if node.is_variable:
+            arg_nodes.append(i)
+        hint = row_hints[i] if row_hints and i < len(row_hints) else None
+        row_ptr.append(row_ptr[-1] + output_count(node, hint))
+    attrs = dict(graph_attrs)
+    attrs.setdefault("mxnet_version", ["int", CURRENT_VERSION])
+    out = {"nodes": out_nodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr,
+           "heads": [list(h) for h in heads], "attrs": attrs}
+    if extra:
+        out.update(extra)
+    return out
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder + rename.
+
+    Raises ``OSError`` (with the original untouched) when the folder is not writable or
+    the disk is full.
+    """
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".mxexplorer-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if os.path.exists(path):
+            try:
+                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+            except OSError:
+                pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,161 @@
+"""Generate ``mxexplorer/core/data/mxnet_ops.json`` from the installed MXNet.
+
+Run with MXNet 1.9.1 installed: ``python tools/gen_op_table.py``.  The table lets the
+document answer, without importing MXNet, which op names MXNet knows, their canonical
+name (aliases such as ``_Plus`` are written back as ``elemwise_add``), and how many
+outputs an op has with its default attributes and what they are called.  Attribute-
+dependent counts (``num_outputs``, ``state_outputs``, ...) are rules in
+``mxexplorer.core.opinfo``; ``tests/core/test_opinfo.py`` checks both against MXNet.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import pathlib
+import sys
+
+import mxnet as mx
+from mxnet.base import _LIB, c_str, check_call, py_str
+
+
+def all_op_names() -> list[str]:
+    size = ctypes.c_uint()
+    plist = ctypes.POINTER(ctypes.c_char_p)()
+    check_call(_LIB.MXListAllOpNames(ctypes.byref(size), ctypes.byref(plist)))
+    return sorted(py_str(plist[i]) for i in range(size.value))
+
+
+def canonical(op: str) -> str | None:
+    graph = {
+        "nodes": [{"op": "null", "name": "x", "inputs": []},
+                  {"op": op, "name": "n", "inputs": [[0, 0, 0]]}],
+        "arg_nodes": [0], "heads": [[1, 0, 0]], "attrs": {"mxnet_version": ["int", 10901]},
+    }
+    try:
+        sym = mx.sym.load_json(json.dumps(graph))
+        return str(json.loads(sym.tojson())["nodes"][-1]["op"])
+    except mx.MXNetError:
+        pass
+    handle = mx.base.SymbolHandle()
+    try:
+        creator = mx.base.OpHandle()
+        check_call(_LIB.NNGetOpHandle(c_str(op), ctypes.byref(creator)))
+        check_call(_LIB.MXSymbolCreateAtomicSymbol(creator, 0, None, None, ctypes.byref(handle)))
+    except mx.MXNetError:
+        return None
+    sym = mx.sym.Symbol(handle)
+    try:
+        return str(json.loads(sym.tojson())["nodes"][-1]["op"])
+    except mx.MXNetError:
+        return None
+
+
+# Required parameters for the probe of ops that refuse to be built without them.
+REQUIRED = {
+    "Convolution": {"kernel": "(3, 3)", "num_filter": "4"},
+    "Convolution_v1": {"kernel": "(3, 3)", "num_filter": "4"},
+    "Deconvolution": {"kernel": "(3, 3)", "num_filter": "4"},
+    "FullyConnected": {"num_hidden": "4"},
+    "Pooling": {"kernel": "(2, 2)"},
+    "Pooling_v1": {"kernel": "(2, 2)"},
+    "Embedding": {"input_dim": "4", "output_dim": "4"},
+    "_contrib_SparseEmbedding": {"input_dim": "4", "output_dim": "4"},
+    "RNN": {"state_size": "4", "num_layers": "1", "mode": "lstm"},
+    "SliceChannel": {"num_outputs": "2"},
+    "Cast": {"dtype": "float32"},
+    "_contrib_SyncBatchNorm": {"key": "k"},
+    "ROIPooling": {"pooled_size": "(2, 2)", "spatial_scale": "1"},
+    "GridGenerator": {"transform_type": "affine", "target_shape": "(2, 2)"},
+    "SpatialTransformer": {"transform_type": "affine", "sampler_type": "bilinear",
+                           "target_shape": "(2, 2)"},
+    "_contrib_DeformablePSROIPooling": {"spatial_scale": "1", "output_dim": "2",
+                                        "group_size": "1", "pooled_size": "2"},
+    "_contrib_DeformableConvolution": {"kernel": "(3, 3)", "num_filter": "4"},
+    "_contrib_ModulatedDeformableConvolution": {"kernel": "(3, 3)", "num_filter": "4"},
+    "UpSampling": {"scale": "2", "sample_type": "nearest", "num_args": "1"},
+    "Concat": {"num_args": "2"},
+    "Reshape": {"shape": "(0, -1)"},
+    "_contrib_ROIAlign": {"pooled_size": "(2, 2)", "spatial_scale": "1"},
+    "amp_multicast": {"num_outputs": "2"},
+    "_split_v2": {"indices": "()", "sections": "2"},
+    "_contrib_quantized_conv": {"kernel": "(3, 3)", "num_filter": "4"},
+    "_contrib_quantized_fully_connected": {"num_hidden": "4"},
+    "_contrib_quantized_pooling": {"kernel": "(2, 2)"},
+    "_contrib_quantized_concat": {"num_args": "2"},
+    "_contrib_quantized_act": {"act_type": "relu"},
+    "Activation": {"act_type": "relu"},
+    "_contrib_quantized_embedding": {"input_dim": "4", "output_dim": "4"},
+}
+
+
+def outputs_with_defaults(op: str) -> dict[str, object] | None:
+    handle = mx.base.SymbolHandle()
+    params = REQUIRED.get(op, {})
+    keys = (ctypes.c_char_p * len(params))(*[c_str(k) for k in params])
+    vals = (ctypes.c_char_p * len(params))(*[c_str(v) for v in params.values()])
+    try:
+        creator = mx.base.OpHandle()
+        check_call(_LIB.NNGetOpHandle(c_str(op), ctypes.byref(creator)))
+        check_call(_LIB.MXSymbolCreateAtomicSymbol(creator, len(params), keys, vals,
+                                                   ctypes.byref(handle)))
+        sym = mx.sym.Symbol(handle)
+        check_call(_LIB.NNSymbolCompose(handle, c_str("n"), 0, None, None))
+        names = sym.list_outputs()
+        graph = json.loads(sym.tojson())
+        rows = graph["node_row_ptr"]
+        total = rows[-1] - rows[-2]
+        args = sym.list_arguments()
+        aux = sym.list_auxiliary_states()
+        node = graph["nodes"][-1]
+        slots = []
+        for src, _, _ in node["inputs"]:
+            vname = graph["nodes"][src]["name"]
+            slots.append(vname[2:] if vname.startswith("n_") else vname)
+        aux_slots = [i for i, (src, _, _) in enumerate(node["inputs"])
+                     if graph["nodes"][src]["name"] in aux]
+    except mx.MXNetError:
+        return None
+    del args
+    return {"total": total, "names": [n[2:] for n in names], "inputs": slots, "aux": aux_slots}
+
+
+def probe(ops: list[str]) -> None:
+    """Child mode: one JSON line per op on stdout (some ops abort natively when probed)."""
+    for op in ops:
+        sys.stdout.write(op + "\t")
+        sys.stdout.flush()
+        entry: dict[str, object] = {"canonical": canonical(op) or op}
+        outs = outputs_with_defaults(op)
+        if outs is not None:
+            entry.update(outs)
+        sys.stdout.write(json.dumps(entry) + "\n")
+        sys.stdout.flush()
+
+
+def main() -> int:
+    import subprocess
+
+    logging.disable(logging.CRITICAL)
+    if len(sys.argv) > 1 and sys.argv[1] == "--probe":
+        probe(sys.argv[2:])
+        return 0
+    pending = all_op_names()
+    table: dict[str, object] = {}
+    while pending:
+        proc = subprocess.run([sys.executable, __file__, "--probe", *pending],
+                              capture_output=True, text=True, check=False)
+        for line in proc.stdout.splitlines():
+            op, _, rest = line.partition("\t")
+            table[op] = json.loads(rest) if rest else {"canonical": op, "probe": "crashed"}
+        pending = [op for op in pending if op not in table]
+    out = pathlib.Path(__file__).resolve().parents[1] / "mxexplorer" / "core" / "data" / "mxnet_ops.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"mxnet_version": mx.__version__, "ops": table}
+    out.write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n")
+    print(f"{len(table)} ops written to {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
