@@ -27,28 +27,24 @@ def all_op_names() -> list[str]:
 
 
 def canonical(op: str) -> str | None:
-    graph = {
-        "nodes": [{"op": "null", "name": "x", "inputs": []},
-                  {"op": op, "name": "n", "inputs": [[0, 0, 0]]}],
-        "arg_nodes": [0], "heads": [[1, 0, 0]], "attrs": {"mxnet_version": ["int", 10901]},
-    }
+    """The registered name behind an alias (aliases share one Op handle)."""
+    handle = mx.base.OpHandle()
     try:
-        sym = mx.sym.load_json(json.dumps(graph))
-        return str(json.loads(sym.tojson())["nodes"][-1]["op"])
-    except mx.MXNetError:
-        pass
-    handle = mx.base.SymbolHandle()
-    try:
-        creator = mx.base.OpHandle()
-        check_call(_LIB.NNGetOpHandle(c_str(op), ctypes.byref(creator)))
-        check_call(_LIB.MXSymbolCreateAtomicSymbol(creator, 0, None, None, ctypes.byref(handle)))
-    except mx.MXNetError:
-        return None
-    sym = mx.sym.Symbol(handle)
-    try:
-        return str(json.loads(sym.tojson())["nodes"][-1]["op"])
+        check_call(_LIB.NNGetOpHandle(c_str(op), ctypes.byref(handle)))
+        name = ctypes.c_char_p()
+        desc = ctypes.c_char_p()
+        num_args = ctypes.c_uint()
+        arg_names = ctypes.POINTER(ctypes.c_char_p)()
+        arg_types = ctypes.POINTER(ctypes.c_char_p)()
+        arg_descs = ctypes.POINTER(ctypes.c_char_p)()
+        ret_type = ctypes.c_char_p()
+        check_call(_LIB.NNGetOpInfo(handle, ctypes.byref(name), ctypes.byref(desc),
+                                    ctypes.byref(num_args), ctypes.byref(arg_names),
+                                    ctypes.byref(arg_types), ctypes.byref(arg_descs),
+                                    ctypes.byref(ret_type)))
     except mx.MXNetError:
         return None
+    return py_str(name.value)
 
 
 # Required parameters for the probe of ops that refuse to be built without them.
@@ -85,6 +81,11 @@ REQUIRED = {
     "_contrib_quantized_concat": {"num_args": "2"},
     "_contrib_quantized_act": {"act_type": "relu"},
     "Activation": {"act_type": "relu"},
+    "LRN": {"nsize": "3"},
+    "Crop": {"num_args": "1"},
+    "_contrib_bipartite_matching": {"threshold": "0.5"},
+    "ElementWiseSum": {"num_args": "2"},
+    "Pad": {"mode": "constant", "pad_width": "(0, 0, 0, 0, 1, 1, 1, 1)"},
     "_contrib_quantized_embedding": {"input_dim": "4", "output_dim": "4"},
 }
 
@@ -125,8 +126,11 @@ def probe(ops: list[str]) -> None:
     for op in ops:
         sys.stdout.write(op + "\t")
         sys.stdout.flush()
-        entry: dict[str, object] = {"canonical": canonical(op) or op}
+        canon = canonical(op) or op
+        entry: dict[str, object] = {"canonical": canon}
         outs = outputs_with_defaults(op)
+        if outs is None and canon != op:
+            outs = outputs_with_defaults(canon)
         if outs is not None:
             entry.update(outs)
         sys.stdout.write(json.dumps(entry) + "\n")

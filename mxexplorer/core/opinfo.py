@@ -173,7 +173,14 @@ def _proposal(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
     return 2, ["output", "score"] if flag(attrs, "output_score") else ["output"]
 
 
+def _pooling(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    # The MKL-DNN build keeps a workspace output for max pooling.
+    pool_type = str(attrs.get("pool_type", "max")).strip().strip("'\"")
+    return (2 if pool_type == "max" else 1), ["output"]
+
+
 _RULES: dict[str, Callable[[Mapping[str, str]], tuple[int, list[str]]]] = {
+    "Pooling": _pooling,
     "BatchNorm": _norm_mean_var("var"),
     "BatchNorm_v1": _norm_mean_var("var"),
     "CuDNNBatchNorm": _norm_mean_var("var"),

@@ -103,8 +103,8 @@ _INCONSISTENT = re.compile(
 _INCOMPATIBLE = re.compile(
     r"Incompatible attr in node (?P<node>.+?) at (?P<k>\d+)-th (?P<io>input|output): "
     r"expected (?P<e>[\[(][^\])]*[\])]), got (?P<g>[\[(][^\])]*[\])])")
-_CHECK = re.compile(r"Check failed: (?P<cond>[^:]+?)(?:\s*\((?P<vals>[^)]*)\))?\s*:?\s*"
-                    r"(?P<msg>.*)$")
+_CHECK = re.compile(r"Check failed: (?P<cond>.*?)(?: \((?P<vals>[^()]*)\))?"
+                    r"(?:\s*:\s*(?P<msg>.+))?$", re.S)
 
 
 def _tuple(text: str) -> Shape:
@@ -172,7 +172,7 @@ def explain(exc_text: str, locator: _Locator | None,
                           input_name)
     m2 = _CHECK.search(rest)
     if m2:
-        msg = m2.group("msg").strip().lstrip(":").strip() or m2.group("cond").strip()
+        msg = (m2.group("msg") or "").strip() or m2.group("cond").strip()
         vals = m2.group("vals") or ""
         pair = re.match(r"\s*(.+?) vs\. (.+?)\s*$", vals)
         if pair:

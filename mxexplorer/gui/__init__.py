@@ -1,0 +1,1 @@
+"""Qt widgets, models and workers of mxexplorer (PySide6)."""

@@ -1,0 +1,70 @@
+"""QApplication setup and the ``run()`` entry point used by the CLI.
+
+Owns organisation/application names, the icon and the ``--screenshot`` path.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Mapping, Sequence
+
+from mxexplorer.core.errors import UserError
+
+ORG = "mxexplorer"
+APP = "mxexplorer"
+
+
+def _has_display() -> bool:
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def ensure_app() -> object:
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+        app.setOrganizationName(ORG)
+        app.setApplicationName(APP)
+        app.setApplicationDisplayName("mxexplorer")
+    return app
+
+
+def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = None,
+        screenshot: str | None = None) -> int:
+    """Open the main window on ``files``; with ``screenshot``, save a PNG and exit."""
+    if screenshot and not os.environ.get("QT_QPA_PLATFORM") and not _has_display():
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    if not _has_display():
+        raise UserError("no display to open a window on (DISPLAY and WAYLAND_DISPLAY are "
+                        "unset); the subcommands info and infer work without one")
+    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.gui.main_window import MainWindow
+
+    app = ensure_app()
+    window = MainWindow()
+    for path in files:
+        try:
+            doc = GraphDocument.open(path)
+        except UserError:
+            if screenshot:
+                raise
+            window.show_error(f"Cannot open {path}", str(sys.exc_info()[1]))
+            continue
+        window.set_document(doc)
+        if shapes:
+            window.infer_now(dict(shapes))
+        break
+    window.resize(1280, 800)
+    window.show()
+    if screenshot:
+        from PySide6.QtWidgets import QApplication
+
+        QApplication.processEvents()
+        if not window.grab().save(screenshot):
+            raise UserError(f"cannot write the screenshot to {screenshot}")
+        window.close()
+        return 0
+    return int(app.exec())  # type: ignore[attr-defined]

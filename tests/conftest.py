@@ -1,0 +1,44 @@
+"""Shared fixtures.  Qt runs offscreen; settings never touch the user's files."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("MXNET_SUBGRAPH_VERBOSE", "0")
+
+import pathlib  # noqa: E402
+
+import pytest  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+DATA = pathlib.Path(__file__).resolve().parent / "data"
+EXAMPLES = REPO / "resources" / "examples"
+
+
+def corpus_files() -> list[pathlib.Path]:
+    return sorted(p for p in CORPUS.glob("*.json")) if CORPUS.is_dir() else []
+
+
+@pytest.fixture(scope="session")
+def zoo(tmp_path_factory: pytest.TempPathFactory):
+    """``zoo(name, size=224)`` -> path of a Gluon model-zoo export (random weights)."""
+    import mxnet as mx
+    from mxnet.gluon.model_zoo import vision
+
+    folder = tmp_path_factory.mktemp("zoo")
+    cache: dict[tuple[str, int], pathlib.Path] = {}
+
+    def export(name: str, size: int = 224) -> pathlib.Path:
+        key = (name, size)
+        if key not in cache:
+            net = vision.get_model(name, pretrained=False)
+            net.initialize()
+            net.hybridize()
+            net(mx.nd.zeros((1, 3, size, size)))
+            prefix = folder / f"{name}_{size}"
+            net.export(str(prefix))
+            cache[key] = pathlib.Path(f"{prefix}-symbol.json")
+        return cache[key]
+
+    return export
