@@ -1,0 +1,105 @@
+"""The command line, run as a user runs it: a real process, real files."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import mxnet as mx
+import pytest
+
+from tests.conftest import DATA, EXAMPLES, REPO
+from tests.core.test_symbol_io import BROKEN
+
+
+def run(*args: str, env: dict | None = None, python: list[str] | None = None):
+    cmd = (python or [sys.executable]) + ["-m", "mxexplorer", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(REPO),
+                          timeout=300)
+
+
+def _one_error_line(proc: subprocess.CompletedProcess) -> str:
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("mxexplorer:")]
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    return lines[0]
+
+
+def test_info_json_lists_internals_in_mxnet_order(zoo) -> None:
+    path = str(zoo("resnet18_v1"))
+    proc = run("info", path, "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["internals"] == mx.sym.load(path).get_internals().list_outputs()
+    assert data["inputs"] == ["data"] and data["ops"]["Convolution"] == 20
+    assert data["params_file"].endswith("-0000.params")
+
+
+def test_info_text_on_a_legacy_file_with_duplicates() -> None:
+    proc = run("info", str(DATA / "duplicate_names-symbol.json"))
+    assert proc.returncode == 0
+    assert "duplicates" in proc.stdout and "internals" in proc.stdout
+
+
+def test_infer_json_has_every_internal_and_totals() -> None:
+    path = str(EXAMPLES / "resnet18_v1-symbol.json")
+    proc = run("infer", path, "--shape", "data=1,3,224,224", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    sym = mx.sym.load(path)
+    _, out_shapes, _ = sym.get_internals().infer_shape(data=(1, 3, 224, 224))
+    assert [r["name"] for r in data["internals"]] == sym.get_internals().list_outputs()
+    assert [tuple(r["shape"]) for r in data["internals"]] == [tuple(s) for s in out_shapes]
+    for key in ("arguments", "aux", "outputs", "params", "macs", "flops", "activation_bytes"):
+        assert key in data
+    assert data["params"] == 11689512  # ResNet-18: 11.7 M
+    assert data["flops"] == 2 * data["macs"] and 1.7e9 < data["macs"] < 1.9e9
+    assert data["outputs"] == [{"name": "resnetv10_dense0_fwd_output", "shape": [1, 1000]}]
+
+
+def test_infer_text_table() -> None:
+    proc = run("infer", str(EXAMPLES / "mlp-symbol.json"), "--shape", "data=32,784")
+    assert proc.returncode == 0, proc.stderr
+    assert "fc1_output" in proc.stdout and "(32, 64)" in proc.stdout
+    assert "parameters  " in proc.stdout and "MACs" in proc.stdout
+
+
+def test_infer_inconsistent_shape_exits_2_naming_the_node() -> None:
+    proc = run("infer", str(EXAMPLES / "mlp-symbol.json"), "--shape", "data=4,100")
+    assert proc.returncode == 2
+    line = _one_error_line(proc)
+    assert "fc1 (FullyConnected)" in line and "(64, 784)" in line
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_broken_files_exit_2_with_one_line(name: str) -> None:
+    proc = run("info", str(DATA / "broken" / name))
+    assert proc.returncode == 2
+    assert BROKEN[name] in _one_error_line(proc)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["info", "/no/such-symbol.json"], "no such file"),
+    (["infer", str(EXAMPLES / "mlp-symbol.json"), "--shape", "data=1,x"], "not a whole number"),
+    (["infer", str(EXAMPLES / "mlp-symbol.json"), "--shape", "1,784"], "expected NAME=D1"),
+    (["infer", str(EXAMPLES / "mlp-symbol.json"), "--shape", "img=1,784"], "no input named"),
+    (["infer", str(EXAMPLES / "mlp-symbol.json")], "give the input shapes"),
+])
+def test_bad_arguments_exit_2(args, needle) -> None:
+    proc = run(*args)
+    assert proc.returncode == 2
+    assert needle in _one_error_line(proc)
+
+
+def test_without_mxnet_info_works_and_infer_names_the_extra() -> None:
+    # -S leaves site-packages (and so MXNet) out; mxexplorer comes from the source tree.
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    python = [sys.executable, "-S"]
+    info = run("info", str(EXAMPLES / "resnet18_v1-symbol.json"), env=env, python=python)
+    assert info.returncode == 0, info.stderr
+    infer = run("infer", str(EXAMPLES / "mlp-symbol.json"), "--shape", "data=1,784",
+                env=env, python=python)
+    assert infer.returncode == 2
+    line = _one_error_line(infer)
+    assert "MXNet is not installed" in line and "mxexplorer[cpu]" in line
