@@ -69,6 +69,8 @@ class GraphDocument:
         self.params_path = params_path
         self.params_epoch: int | None = None
         self._params_index: list[params_file.ParamInfo] | None = None
+        #: checkpoint key (as in the .params file) -> the variable's current name
+        self.param_renames: dict[str, str] = {}
         self.revision = 0
         self._listeners: list[Listener] = []
         self._cache: dict[str, Any] = {}
@@ -110,8 +112,9 @@ class GraphDocument:
             self._listeners.remove(listener)
 
     def notify(self, change: Change) -> None:
-        """Bump the revision and tell every listener (called by edits)."""
-        self.revision += 1
+        """Bump the revision (graph changes only) and tell every listener."""
+        if change.kind != "saved":
+            self.revision += 1
         for listener in list(self._listeners):
             listener(self, change)
 
@@ -279,7 +282,8 @@ class GraphDocument:
         return self._params_index
 
     def param_shapes(self) -> dict[str, tuple[int, ...]]:
-        return {p.name: p.shape for p in self.params_index()}
+        """Checkpoint shapes under the variables' current names (renames followed)."""
+        return {self.param_renames.get(p.name, p.name): p.shape for p in self.params_index()}
 
     # ----------------------------------------------------------------- writing
     def to_dict(self) -> dict[str, Any]:
@@ -296,8 +300,21 @@ class GraphDocument:
                              tuple(self.nodes[i].name for i in self.data_inputs()),
                              tuple(self.nodes[i].name for i in self.parameters()))
 
-    def save(self, path: str) -> None:
+    def save(self, path: str, params_path: str | None = None) -> None:
+        """Write the symbol atomically; with a checkpoint open and ``params_path`` given,
+        write the ``.params`` too, its keys following every rename."""
+        if params_path and self.params_path:
+            renames = dict(self.param_renames)
+            if os.path.abspath(params_path) != os.path.abspath(self.params_path) or renames:
+                params_file.rename_keys(self.params_path, params_path,
+                                        lambda name: renames.get(name, name))
         symbol_io.write_atomic(path, self.to_json())
+        if params_path and self.params_path:
+            self.params_path = params_path
+            self._params_index = None
+            self.param_renames = {}
+        self.path = path
+        self.notify(Change("saved"))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,238 @@
+"""Small reversible edits of a GraphDocument: apply / revert / describe.
+
+Each edit captures what it needs when it is built (old values, the variables a
+rename carries along) so that ``revert`` restores the document exactly.  The GUI
+wraps each edit in one QUndoCommand; the CLI and the tests use them directly.
+Must not import Qt; MXNet only in :func:`validate_op_attrs`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Protocol
+
+from mxexplorer.core import opinfo
+from mxexplorer.core.document import Change, GraphDocument
+from mxexplorer.core.errors import UserError
+
+MIRROR_STAGE = "__mirror_stage__"
+FORCE_MIRRORING = "__force_mirroring__"
+
+
+class Edit(Protocol):
+    def apply(self, doc: GraphDocument) -> None: ...
+
+    def revert(self, doc: GraphDocument) -> None: ...
+
+    def describe(self) -> str: ...
+
+
+def _rename_param_keys(doc: GraphDocument, mapping: Mapping[str, str]) -> None:
+    """Keep ``doc.param_renames`` (original checkpoint key -> current name) in step."""
+    renames = doc.param_renames
+    current_to_original = {cur: orig for orig, cur in renames.items()}
+    for old, new in mapping.items():
+        original = current_to_original.get(old, old)
+        renames[original] = new
+    for orig in [o for o, c in renames.items() if o == c]:
+        del renames[orig]
+
+
+@dataclass
+class SetAttrEdit:
+    """Set (or with ``value=None`` remove) one attribute on one or more nodes."""
+
+    nodes: tuple[int, ...]
+    key: str
+    value: str | None
+    _old: dict[int, str | None] = field(default_factory=dict, init=False)
+
+    def apply(self, doc: GraphDocument) -> None:
+        self._old = {i: doc.nodes[i].attrs.get(self.key) for i in self.nodes}
+        for i in self.nodes:
+            _put(doc.nodes[i].attrs, self.key, self.value)
+        doc.notify(Change("attrs", self.nodes))
+
+    def revert(self, doc: GraphDocument) -> None:
+        for i, old in self._old.items():
+            _put(doc.nodes[i].attrs, self.key, old)
+        doc.notify(Change("attrs", self.nodes))
+
+    def describe(self) -> str:
+        what = f"{len(self.nodes)} nodes" if len(self.nodes) != 1 else f"node {self.nodes[0]}"
+        if self.value is None:
+            return f"Remove {self.key} from {what}"
+        return f"Set {self.key} = {self.value} on {what}"
+
+
+def _put(attrs: dict[str, str], key: str, value: str | None) -> None:
+    if value is None:
+        attrs.pop(key, None)
+    else:
+        attrs[key] = value
+
+
+@dataclass
+class SetAttrsEdit:
+    """Replace several attributes of one node at once (one undo step)."""
+
+    node: int
+    values: dict[str, str | None]
+    label: str = ""
+    _old: dict[str, str | None] = field(default_factory=dict, init=False)
+
+    def apply(self, doc: GraphDocument) -> None:
+        attrs = doc.nodes[self.node].attrs
+        self._old = {k: attrs.get(k) for k in self.values}
+        for k, v in self.values.items():
+            _put(attrs, k, v)
+        doc.notify(Change("attrs", (self.node,)))
+
+    def revert(self, doc: GraphDocument) -> None:
+        attrs = doc.nodes[self.node].attrs
+        for k, v in self._old.items():
+            _put(attrs, k, v)
+        doc.notify(Change("attrs", (self.node,)))
+
+    def describe(self) -> str:
+        return self.label or f"Edit {', '.join(self.values)}"
+
+
+def own_variables(doc: GraphDocument, node_id: int) -> list[int]:
+    """Parameter/aux variables that belong to a node: read by it alone, named after it."""
+    node = doc.nodes[node_id]
+    users = doc.consumers()
+    prefix = node.name + "_"
+    out = []
+    for src, _, _ in node.inputs:
+        var = doc.nodes[src]
+        if not var.is_variable or src in out:
+            continue
+        if not var.name.startswith(prefix) or len(var.name) == len(prefix):
+            continue
+        if all(c == node_id for c, _ in users[src]):
+            out.append(src)
+    return out
+
+
+@dataclass
+class RenameNodeEdit:
+    """Rename a node and, by default, its own parameters (``conv1_weight`` follows).
+
+    Raises
+    ------
+    UserError : the new name is empty or already used by another node.
+    """
+
+    node: int
+    new_name: str
+    with_params: bool = True
+    _renames: list[tuple[int, str, str]] = field(default_factory=list, init=False)
+
+    def plan(self, doc: GraphDocument) -> list[tuple[int, str, str]]:
+        new = self.new_name.strip()
+        if not new:
+            raise UserError("a node name cannot be empty")
+        node = doc.nodes[self.node]
+        old = node.name
+        renames = [(self.node, old, new)]
+        if self.with_params and not node.is_variable:
+            for v in own_variables(doc, self.node):
+                vname = doc.nodes[v].name
+                renames.append((v, vname, new + vname[len(old):]))
+        taken = {n.name for k, n in enumerate(doc.nodes)
+                 if k not in {r[0] for r in renames}}
+        for _, _, name in renames:
+            if name in taken:
+                raise UserError(f"the name {name!r} is already used by another node")
+        return renames
+
+    def apply(self, doc: GraphDocument) -> None:
+        self._renames = self.plan(doc)
+        for i, _, new in self._renames:
+            doc.nodes[i].name = new
+        _rename_param_keys(doc, {old: new for i, old, new in self._renames
+                                 if doc.nodes[i].is_variable})
+        doc.notify(Change("names", tuple(i for i, _, _ in self._renames)))
+
+    def revert(self, doc: GraphDocument) -> None:
+        for i, old, _ in self._renames:
+            doc.nodes[i].name = old
+        _rename_param_keys(doc, {new: old for i, old, new in self._renames
+                                 if doc.nodes[i].is_variable})
+        doc.notify(Change("names", tuple(i for i, _, _ in self._renames)))
+
+    def describe(self) -> str:
+        extra = f" (+{len(self._renames) - 1} parameters)" if len(self._renames) > 1 else ""
+        old = self._renames[0][1] if self._renames else "node"
+        return f"Rename {old} to {self.new_name}{extra}"
+
+
+@dataclass
+class PrefixAllEdit:
+    """Prefix every node name (the weight-sharing trick: ``sha-`` + name)."""
+
+    prefix: str
+    _old: list[str] = field(default_factory=list, init=False)
+
+    def apply(self, doc: GraphDocument) -> None:
+        if not self.prefix:
+            raise UserError("the prefix is empty")
+        self._old = [n.name for n in doc.nodes]
+        for n in doc.nodes:
+            n.name = self.prefix + n.name
+        _rename_param_keys(doc, {old: self.prefix + old for old, n in zip(self._old, doc.nodes)
+                                 if n.is_variable})
+        doc.notify(Change("names", tuple(range(len(doc.nodes)))))
+
+    def revert(self, doc: GraphDocument) -> None:
+        _rename_param_keys(doc, {n.name: old for old, n in zip(self._old, doc.nodes)
+                                 if n.is_variable})
+        for n, old in zip(doc.nodes, self._old):
+            n.name = old
+        doc.notify(Change("names", tuple(range(len(doc.nodes)))))
+
+    def describe(self) -> str:
+        return f"Prefix all names with {self.prefix!r}"
+
+
+def mirror_stage_edit(doc: GraphDocument, nodes: tuple[int, ...], on: bool) -> SetAttrEdit:
+    """Tag (or untag) operator nodes with ``__mirror_stage__`` for the memory planner."""
+    ops = tuple(i for i in nodes if not doc.nodes[i].is_variable)
+    if not ops:
+        raise UserError("mirror stages go on operator nodes; the selection has none")
+    return SetAttrEdit(ops, MIRROR_STAGE, "True" if on else None)
+
+
+def is_mirror_stage(attrs: Mapping[str, str]) -> bool:
+    return opinfo.flag(attrs, MIRROR_STAGE) or opinfo.flag(attrs, "mirror_stage")
+
+
+def validate_op_attrs(op: str, attrs: Mapping[str, str]) -> str | None:
+    """MXNet's reason for refusing these operator attributes, or None when valid.
+
+    Hidden ``__key__`` attributes are not operator parameters and are not checked.
+    """
+    from mxexplorer.core.mxnet_env import import_mxnet
+    from mxexplorer.core.symbol_io import mxnet_message
+
+    if op == "null" or not opinfo.is_registered(op):
+        return None
+    mx = import_mxnet()
+    import ctypes
+
+    params = {k: v for k, v in attrs.items() if not (k.startswith("__") and k.endswith("__"))}
+    keys = (ctypes.c_char_p * len(params))(*[k.encode() for k in params])
+    vals = (ctypes.c_char_p * len(params))(*[str(v).encode() for v in params.values()])
+    handle = mx.base.SymbolHandle()
+    creator = mx.base.OpHandle()
+    try:
+        mx.base.check_call(mx.base._LIB.NNGetOpHandle(mx.base.c_str(op), ctypes.byref(creator)))
+        mx.base.check_call(mx.base._LIB.MXSymbolCreateAtomicSymbol(
+            creator, len(params), keys, vals, ctypes.byref(handle)))
+    except mx.base.MXNetError as exc:
+        text = mxnet_message(exc)
+        # "Invalid Parameter format for kernel expect Shape(tuple) but value='x', in
+        # operator Convolution(...)": keep the part before the operator dump.
+        return text.split(", in operator")[0].strip()
+    mx.base._LIB.NNSymbolFree(handle)
+    return None

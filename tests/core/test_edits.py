@@ -1,0 +1,153 @@
+"""Edits apply, revert exactly, and give files MXNet loads and binds."""
+from __future__ import annotations
+
+import shutil
+
+import mxnet as mx
+import numpy as np
+import pytest
+
+from mxexplorer.core import edits, export
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.errors import UserError
+from tests.conftest import EXAMPLES
+
+
+@pytest.fixture
+def mlp(tmp_path) -> GraphDocument:
+    for name in ("mlp-symbol.json", "mlp-0000.params"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    return GraphDocument.open(str(tmp_path / "mlp-symbol.json"))
+
+
+def _roundtrip(doc: GraphDocument, edit) -> None:
+    before = doc.to_json()
+    rev = doc.revision
+    edit.apply(doc)
+    assert doc.to_json() != before and doc.revision > rev
+    edit.revert(doc)
+    assert doc.to_json() == before
+
+
+def test_set_and_remove_attribute(mlp) -> None:
+    fc1 = mlp.find("fc1")[0]
+    _roundtrip(mlp, edits.SetAttrEdit((fc1,), "num_hidden", "32"))
+    _roundtrip(mlp, edits.SetAttrEdit((fc1,), "num_hidden", None))
+    e = edits.SetAttrEdit((fc1,), "__lr_mult__", "0.1")
+    e.apply(mlp)
+    assert mlp.nodes[fc1].attrs["__lr_mult__"] == "0.1"
+    assert "__lr_mult__" in e.describe()
+
+
+def test_listeners_hear_each_change(mlp) -> None:
+    seen = []
+    mlp.subscribe(lambda doc, change: seen.append(change.kind))
+    e = edits.RenameNodeEdit(mlp.find("fc2")[0], "dense2")
+    e.apply(mlp)
+    e.revert(mlp)
+    assert seen == ["names", "names"]
+
+
+def test_rename_carries_own_parameters_and_the_checkpoint(mlp, tmp_path) -> None:
+    fc1 = mlp.find("fc1")[0]
+    rename = edits.RenameNodeEdit(fc1, "stem")
+    rename.apply(mlp)
+    names = mlp.internal_names()
+    assert "stem_weight" in names and "stem_bias" in names and "stem_output" in names
+    assert "fc1_weight" not in names
+    assert rename.describe() == "Rename fc1 to stem (+2 parameters)"
+    assert mlp.param_shapes()["stem_weight"] == (64, 784)
+    bn = mlp.find("bn1")[0]
+    edits.RenameNodeEdit(bn, "norm").apply(mlp)
+    out = tmp_path / "renamed-symbol.json"
+    mlp.save(str(out), str(tmp_path / "renamed-0000.params"))
+    sym, args, aux = mx.model.load_checkpoint(str(tmp_path / "renamed"), 0)
+    assert "stem_weight" in args and "norm_moving_mean" in aux
+    exe = sym.simple_bind(mx.cpu(), data=(2, 784), softmax_label=(2,), grad_req="null")
+    exe.copy_params_from(args, aux)
+    assert exe.forward()[0].shape == (2, 10)
+    original = mx.nd.load(str(EXAMPLES / "mlp-0000.params"))
+    assert np.array_equal(args["stem_weight"].asnumpy(), original["arg:fc1_weight"].asnumpy())
+
+
+def test_rename_refuses_names_in_use_and_undo_restores(mlp) -> None:
+    fc1 = mlp.find("fc1")[0]
+    with pytest.raises(UserError, match="'fc2' is already used"):
+        edits.RenameNodeEdit(fc1, "fc2").apply(mlp)
+    with pytest.raises(UserError, match="'fc2_weight' is already used"):
+        edits.RenameNodeEdit(mlp.find("data")[0], "fc2_weight").apply(mlp)
+    with pytest.raises(UserError, match="empty"):
+        edits.RenameNodeEdit(fc1, "  ").apply(mlp)
+    _roundtrip(mlp, edits.RenameNodeEdit(fc1, "stem"))
+    assert mlp.param_renames == {}
+    only_node = edits.RenameNodeEdit(fc1, "stem", with_params=False)
+    only_node.apply(mlp)
+    assert "fc1_weight" in mlp.internal_names()
+
+
+def test_rename_refuses_when_a_parameter_would_collide() -> None:
+    fc = mx.sym.FullyConnected(mx.sym.var("x_weight"), num_hidden=2, name="fc")
+    doc = GraphDocument.from_json(fc.tojson())
+    with pytest.raises(UserError, match="'x_weight' is already used"):
+        edits.RenameNodeEdit(doc.find("fc")[0], "x").apply(doc)
+    assert doc.internal_names() == ["x_weight", "fc_weight", "fc_bias", "fc_output"]
+
+
+def test_shared_weights_stay_put_on_rename() -> None:
+    data = mx.sym.var("data")
+    w = mx.sym.var("shared_weight")
+    a = mx.sym.FullyConnected(data, weight=w, num_hidden=4, no_bias=True, name="a")
+    b = mx.sym.FullyConnected(a, weight=w, num_hidden=4, no_bias=True, name="b")
+    doc = GraphDocument.from_json(b.tojson())
+    edits.RenameNodeEdit(doc.find("a")[0], "first").apply(doc)
+    assert "shared_weight" in doc.internal_names()
+
+
+def test_prefix_all_names_with_params(mlp, tmp_path) -> None:
+    _roundtrip(mlp, edits.PrefixAllEdit("sha-"))
+    edits.PrefixAllEdit("sha-").apply(mlp)
+    assert all(n.startswith("sha-") for n in mlp.internal_names())
+    mlp.save(str(tmp_path / "shared-symbol.json"), str(tmp_path / "shared-0000.params"))
+    sym, args, aux = mx.model.load_checkpoint(str(tmp_path / "shared"), 0)
+    assert set(args) == {n for n in sym.list_arguments() if n.startswith("sha-fc")
+                         or n.startswith("sha-bn")}
+    assert "sha-data" in sym.list_arguments()
+
+
+def test_mirror_stage_tags_operators_only(mlp) -> None:
+    ids = (mlp.find("fc1")[0], mlp.find("data")[0], mlp.find("relu1")[0])
+    edit = edits.mirror_stage_edit(mlp, ids, True)
+    assert edit.nodes == (ids[0], ids[2])
+    _roundtrip(mlp, edit)
+    edit.apply(mlp)
+    assert edits.is_mirror_stage(mlp.nodes[ids[0]].attrs)
+    sym = mx.sym.load_json(mlp.to_json())
+    assert sym.get_internals()["fc1_output"].list_attr()["__mirror_stage__"] == "True"
+    with pytest.raises(UserError):
+        edits.mirror_stage_edit(mlp, (mlp.find("data")[0],), True)
+
+
+def test_validate_op_attrs_uses_mxnets_reason() -> None:
+    assert edits.validate_op_attrs("Convolution", {"kernel": "(3, 3)", "num_filter": "8"}) is None
+    reason = edits.validate_op_attrs("Convolution", {"kernel": "(3, 3)", "num_filter": "eight"})
+    assert reason and "num_filter" in reason and "in operator" not in reason
+    assert edits.validate_op_attrs("Convolution", {"kernel": "3x3", "num_filter": "8"})
+    assert edits.validate_op_attrs("Convolution", {"num_filter": "8", "__lr_mult__": "x"})
+    assert edits.validate_op_attrs("FullyConnected", {"num_hidden": "4", "__lr_mult__": "2"}) \
+        is None
+
+
+def test_cut_here_exports_a_feature_extractor(zoo, tmp_path) -> None:
+    doc = GraphDocument.open(str(zoo("resnet18_v1")))
+    names = doc.internal_names()
+    entry = doc.internals()[names.index("resnetv10_pool1_fwd_output")]
+    out = tmp_path / "features-symbol.json"
+    params = export.export_cut(doc, entry.node, entry.index, str(out))
+    assert params and params.endswith("features-0000.params")
+    sym, args, aux = mx.model.load_checkpoint(str(tmp_path / "features"), 0)
+    assert sym.list_outputs() == ["resnetv10_pool1_fwd_output"]
+    mod = mx.mod.Module(sym, label_names=None)
+    mod.bind(data_shapes=[("data", (1, 3, 224, 224))], for_training=False)
+    mod.set_params(args, aux, allow_extra=True)
+    mod.forward(mx.io.DataBatch([mx.nd.ones((1, 3, 224, 224))]), is_train=False)
+    assert mod.get_outputs()[0].shape == (1, 512, 1, 1)
