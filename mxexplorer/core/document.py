@@ -269,7 +269,7 @@ class GraphDocument:
             raw = self.nodes[i].attrs.get("__shape__")
             if raw:
                 parsed = opinfo.tuple_attr({"s": raw}, "s")
-                if parsed and all(d is not None for d in parsed):
+                if parsed and all(d is not None and d > 0 for d in parsed):
                     hints[self.nodes[i].name] = tuple(int(d) for d in parsed if d is not None)
         return hints
 

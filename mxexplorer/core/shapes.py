@@ -325,3 +325,36 @@ def _after_error(mx: Any, text: str, nodes: list[symbol_io.Node], heads: list[sy
         internal_dtypes=tuple(None for _ in entries),
         arg_shapes={}, aux_shapes={}, output_shapes=(), inputs_used=given, error=err,
         revision=revision, by_entry=upstream)
+
+
+def guess_input_shapes(doc: Any, batch: int = 1) -> dict[str, Shape]:
+    """Shapes for the data inputs from the file's hints: ``__shape__`` attributes, then the
+    weights of the first layer that reads each input (checkpoint or ``__shape__``):
+    a 2-D convolution over C channels suggests ``(batch, C, 224, 224)``, a dense layer
+    over F features ``(batch, F)``.  Inputs with nothing to go on are left out."""
+    hints = doc.shape_hints()
+    weights = dict(hints)
+    weights.update(doc.param_shapes())
+    names = {i: doc.nodes[i].name for i in doc.data_inputs()}
+    out: dict[str, Shape] = {}
+    users = doc.consumers()
+    for i, name in names.items():
+        if name in hints:
+            out[name] = hints[name]
+            continue
+        for consumer, pos in users[i]:
+            node = doc.nodes[consumer]
+            if pos != 0 or len(node.inputs) < 2:
+                continue
+            wshape = weights.get(doc.nodes[node.inputs[1][0]].name)
+            canon = opinfo.canonical_op(node.op)
+            if canon == "Convolution":
+                kernel = opinfo.tuple_attr(node.attrs, "kernel") or ()
+                groups = max(opinfo.int_attr(node.attrs, "num_group", 1), 1)
+                if wshape and len(kernel) == 2 and len(wshape) == 4 and wshape[1] > 0:
+                    out[name] = (batch, wshape[1] * groups, 224, 224)
+            elif canon == "FullyConnected" and wshape and len(wshape) == 2 and wshape[1] > 0:
+                out[name] = (batch, wshape[1])
+            if name in out:
+                break
+    return out

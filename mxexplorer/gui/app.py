@@ -44,20 +44,32 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
     from mxexplorer.gui.main_window import MainWindow
 
     app = ensure_app()
-    window = MainWindow()
+    settings = None
+    if screenshot:
+        # pictures use the default layout and leave the user's settings alone
+        import tempfile
+
+        from mxexplorer.gui.settings import Settings
+
+        settings = Settings(os.path.join(tempfile.mkdtemp(prefix="mxexplorer-"), "shot.ini"))
+    window = MainWindow(settings)
+    window.restore_layout()
     for path in files:
         try:
             doc = GraphDocument.open(path)
         except UserError:
             if screenshot:
+                window.close()  # ends the window's threads before the error leaves
+                _flush_deletes()
                 raise
             window.show_error(f"Cannot open {path}", str(sys.exc_info()[1]))
             continue
         window.set_document(doc)
         if shapes:
-            window.infer_now(dict(shapes))
+            window.infer_blocking(dict(shapes))
         break
-    window.resize(1280, 800)
+    if screenshot:
+        window.resize(1400, 860)
     window.show()
     if screenshot:
         from PySide6.QtWidgets import QApplication
@@ -65,6 +77,21 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
         QApplication.processEvents()
         if not window.grab().save(screenshot):
             raise UserError(f"cannot write the screenshot to {screenshot}")
+        window.undo_stack.setClean()
         window.close()
+        _flush_deletes()
         return 0
-    return int(app.exec())  # type: ignore[attr-defined]
+    code = int(app.exec())  # type: ignore[attr-defined]
+    _flush_deletes()
+    return code
+
+
+def _flush_deletes() -> None:
+    """Run pending deleteLater()s so no window is left for the interpreter's finalizer."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    import gc
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QCoreApplication.processEvents()
+    gc.collect()

@@ -1,58 +1,502 @@
-"""The main window.  For now a plain window with the internals list of one document
-(the full window with docks, editor and panels is the main-window issue).
+"""MainWindow: assembles docks, menus and workers around one document; stays thin.
+
+Left: the internals tree.  Middle: the graph pane (its own issue).  Right: the
+attribute editor and the shape form.  Bottom: the memory panel (its own issue).
 """
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from typing import Any
 
-from PySide6.QtWidgets import QMainWindow, QMessageBox, QTreeWidget, QTreeWidgetItem
+from PySide6.QtCore import QThread, Qt, Slot
+from PySide6.QtGui import QAction, QKeySequence, QUndoStack
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow,
+                               QMessageBox)
 
+from mxexplorer.core import edits, export, shapes, stats
 from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.shapes import format_shape
+from mxexplorer.core.errors import UserError
+from mxexplorer.core.mxnet_env import import_mxnet
+from mxexplorer.core.shapes import Shape, ShapeResult
+from mxexplorer.gui import workers
+from mxexplorer.gui.bridge import DocumentBridge, Selection
+from mxexplorer.gui.commands import EditCommand
+from mxexplorer.gui.panels.inspector import AttributePanel
+from mxexplorer.gui.panels.shape_form import ShapeFormPanel
+from mxexplorer.gui.panels.tree import InternalsPanel
+from mxexplorer.gui.settings import Settings
+
+
+def _import_mxnet_job(progress: Any, token: Any) -> bool:
+    import_mxnet()
+    return True
+
+
+def _placeholder(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setStyleSheet("color: #777;")
+    label.setWordWrap(True)
+    return label
 
 
 class MainWindow(QMainWindow):
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
         super().__init__()
+        self.settings = settings or Settings()
         self.document: GraphDocument | None = None
-        self.tree = QTreeWidget()
-        self.tree.setHeaderLabels(["name", "op", "shape"])
-        self.tree.setUniformRowHeights(True)
-        self.setCentralWidget(self.tree)
+        self.bridge: DocumentBridge | None = None
+        self.selection = Selection(self)
+        self.undo_stack = QUndoStack(self)
+        self.tree: InternalsPanel | None = None
+        self.inspector: AttributePanel | None = None
+        self.shape_form: ShapeFormPanel | None = None
+        self.shape_result: ShapeResult | None = None
+        self.graph_stats: stats.GraphStats | None = None
+        self.last_shapes: dict[str, Shape] = {}
+        self.last_dtype = "float32"
+        self._confirmed_overwrite = False
+        self._jobs: list[tuple[QThread, workers.FunctionWorker]] = []
+        self._infer_job: tuple[QThread, workers.FunctionWorker] | None = None
+        self.mxnet_ready = False
+        self._shown = False
+
         self.setWindowTitle("mxexplorer")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.setDockNestingEnabled(True)
+        self.setCentralWidget(_placeholder("Open a symbol file (File > Open, or drop it here)."))
+        self._make_docks()
+        self._make_actions()
+        self.undo_stack.cleanChanged.connect(self._on_undo_clean_changed)
+        self.undo_stack.indexChanged.connect(self._on_undo_index_changed)
+        self.totals = QLabel()
+        self.mxnet_label = QLabel()
+        self.statusBar().addPermanentWidget(self.totals)
+        self.statusBar().addPermanentWidget(self.mxnet_label)
+        self._start_mxnet_import()
 
+    # ------------------------------------------------------------- building
+    def _make_docks(self) -> None:
+        self.tree_dock = QDockWidget("Internals", self)
+        self.tree_dock.setObjectName("internals_dock")
+        self.inspector_dock = QDockWidget("Attributes", self)
+        self.inspector_dock.setObjectName("attributes_dock")
+        self.shapes_dock = QDockWidget("Input shapes", self)
+        self.shapes_dock.setObjectName("shapes_dock")
+        self.memory_dock = QDockWidget("Memory planner", self)
+        self.memory_dock.setObjectName("memory_dock")
+        self.memory_dock.setWidget(_placeholder(
+            "Memory planner and benchmark: tag mirror stages in the tree now; the planner "
+            "panel arrives with its own issue."))
+        for dock in (self.tree_dock, self.inspector_dock, self.shapes_dock, self.memory_dock):
+            dock.setWidget(dock.widget() or _placeholder(""))
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.tree_dock)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector_dock)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.shapes_dock)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.memory_dock)
+        self.resizeDocks([self.tree_dock, self.inspector_dock], [760, 380],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.memory_dock], [110], Qt.Orientation.Vertical)
+
+    def _make_actions(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.open_action = file_menu.addAction("&Open...", QKeySequence.StandardKey.Open,
+                                               self._on_open_triggered)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.save_action = file_menu.addAction("&Save", QKeySequence.StandardKey.Save,
+                                               self.save)
+        self.save_as_action = file_menu.addAction("Save &As...", QKeySequence.StandardKey.SaveAs,
+                                                  self.save_as)
+        file_menu.addSeparator()
+        file_menu.addAction("&Quit", QKeySequence.StandardKey.Quit, self.close)
+        edit_menu = bar.addMenu("&Edit")
+        self.undo_action = self.undo_stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcuts(QKeySequence.StandardKey.Undo)
+        self.redo_action = self.undo_stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts(QKeySequence.StandardKey.Redo)
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
+        edit_menu.addSeparator()
+        self.prefix_action = edit_menu.addAction("&Prefix All Names...", self._on_prefix_triggered)
+        self.mirror_action = edit_menu.addAction("Toggle &Mirror Stage",
+                                                 QKeySequence("Ctrl+M"),
+                                                 self._on_toggle_mirror_triggered)
+        view_menu = bar.addMenu("&View")
+        for dock in (self.tree_dock, self.inspector_dock, self.shapes_dock, self.memory_dock):
+            view_menu.addAction(dock.toggleViewAction())
+        self._set_document_actions(False)
+
+    def _set_document_actions(self, on: bool) -> None:
+        for action in (self.save_action, self.save_as_action, self.prefix_action,
+                       self.mirror_action):
+            action.setEnabled(on)
+
+    # ------------------------------------------------------------- document
     def set_document(self, doc: GraphDocument) -> None:
+        """Show ``doc``; the window owns it from now on (one document per window)."""
         self.document = doc
-        self.setWindowTitle(f"{os.path.basename(doc.path or 'untitled')} - mxexplorer")
-        self._fill({})
+        self.bridge = DocumentBridge(doc, self)
+        self.bridge.changed.connect(self._on_document_changed)
+        self.tree = InternalsPanel(self.bridge, self.selection)
+        self.tree.cut_requested.connect(self._on_cut_requested)
+        self.tree.mirror_requested.connect(self._on_mirror_requested)
+        self.tree_dock.setWidget(self.tree)
+        self.inspector = AttributePanel(self.bridge, self.selection)
+        self.inspector.edit_requested.connect(self._on_edit_requested)
+        self.inspector_dock.setWidget(self.inspector)
+        initial = self.settings.last_shapes(doc.path) if doc.path else {}
+        inputs = {doc.nodes[i].name for i in doc.data_inputs()}
+        initial = {k: v for k, v in initial.items() if k in inputs} or \
+            shapes.guess_input_shapes(doc)
+        self.shape_form = ShapeFormPanel(doc, initial)
+        self.shape_form.infer_requested.connect(self._on_infer_requested)
+        self.shapes_dock.setWidget(self.shape_form)
+        self.setCentralWidget(_placeholder(
+            "Graph pane: the network drawn by graphviz comes with its own issue.\n"
+            "Meanwhile the tree, the attributes and the shapes are all live."))
+        self.undo_stack.clear()
+        self._set_document_actions(True)
+        if doc.path:
+            self.settings.add_recent_file(doc.path)
+            self.settings.set_last_open_dir(os.path.dirname(os.path.abspath(doc.path)))
+        self._update_title()
+        self._update_totals()
+        if doc.unknown_ops():
+            self.statusBar().showMessage(
+                "Ops unknown to MXNet 1.9.1: " + ", ".join(doc.unknown_ops())
+                + " (the graph shows; shape inference will stop there)")
 
-    def _fill(self, shapes: Mapping[int, tuple[int, ...] | None]) -> None:
-        doc = self.document
-        if doc is None:
-            return
-        self.tree.clear()
-        items = []
-        for k, entry in enumerate(doc.internals()):
-            node = doc.nodes[entry.node]
-            op = "" if node.is_variable else node.op
-            items.append(QTreeWidgetItem([entry.name, op, format_shape(shapes.get(k))
-                                          if k in shapes else ""]))
-        self.tree.addTopLevelItems(items)
-        self.tree.resizeColumnToContents(0)
-        self.statusBar().showMessage(f"{len(doc.nodes)} nodes, {len(items)} internals")
-
-    def infer_now(self, shapes: Mapping[str, tuple[int, ...]]) -> None:
-        from mxexplorer.core import shapes as shape_mod
-
-        doc = self.document
-        if doc is None:
-            return
-        result = shape_mod.infer(doc.to_json(indent=None), shapes,
-                                 param_shapes=doc.param_shapes())
-        self._fill(dict(enumerate(result.internal_shapes)))
-        if result.error is not None:
-            self.statusBar().showMessage(result.error.one_line())
+    def open_path(self, path: str) -> bool:
+        try:
+            doc = GraphDocument.open(path)
+        except UserError as exc:
+            self.show_error("Cannot open the file", str(exc))
+            return False
+        if self.document is not None and not self.maybe_save():
+            return False
+        self.set_document(doc)
+        return True
 
     def show_error(self, title: str, message: str) -> None:
         QMessageBox.warning(self, title, message)
+
+    # ---------------------------------------------------------------- edits
+    def push_edit(self, edit: Any) -> bool:
+        """Push a core edit as one undo step; a refused edit shows why, changes nothing."""
+        if self.document is None:
+            return False
+        if isinstance(edit, edits.RenameNodeEdit):
+            try:
+                edit.plan(self.document)
+            except UserError as exc:
+                self.show_error("Cannot rename", str(exc))
+                return False
+        self.undo_stack.push(EditCommand(self.document, edit))
+        return True
+
+    @Slot(object)
+    def _on_edit_requested(self, edit: Any) -> None:
+        self.push_edit(edit)
+
+    @Slot(list, bool)
+    def _on_mirror_requested(self, nodes: list, on: bool) -> None:
+        assert self.document is not None
+        try:
+            self.push_edit(edits.mirror_stage_edit(self.document, tuple(nodes), on))
+        except UserError as exc:
+            self.statusBar().showMessage(str(exc), 5000)
+
+    def _on_toggle_mirror_triggered(self) -> None:
+        doc = self.document
+        if doc is None or not self.selection.nodes:
+            return
+        ops = [n for n in self.selection.nodes if not doc.nodes[n].is_variable]
+        on = not all(edits.is_mirror_stage(doc.nodes[n].attrs) for n in ops)
+        self._on_mirror_requested(list(self.selection.nodes), on)
+
+    def _on_prefix_triggered(self) -> None:
+        prefix, ok = QInputDialog.getText(self, "Prefix all names",
+                                          "Prefix for every node name (weight sharing):",
+                                          text="sha-")
+        if ok and prefix:
+            self.push_edit(edits.PrefixAllEdit(prefix))
+
+    def _on_document_changed(self, change: object) -> None:
+        if getattr(change, "kind", "") == "saved":
+            return
+        self.shape_result = None
+        self.graph_stats = None
+        if self.shape_form is not None and self.shape_form.auto.isChecked() and self.last_shapes:
+            self._start_inference(self.last_shapes, self.last_dtype)
+        self._update_totals()
+
+    def _on_undo_clean_changed(self, clean: bool) -> None:
+        self.setWindowModified(not clean)
+
+    def _on_undo_index_changed(self, index: int) -> None:
+        self.setWindowModified(not self.undo_stack.isClean())
+
+    def _update_title(self) -> None:
+        doc = self.document
+        name = os.path.basename(doc.path) if doc and doc.path else "untitled"
+        self.setWindowTitle(f"{name}[*] - mxexplorer")
+
+    # ------------------------------------------------------------ inference
+    def _start_mxnet_import(self) -> None:
+        """Import MXNet on a worker thread: the window and the tree never wait for it."""
+        worker = workers.FunctionWorker(_import_mxnet_job)
+        worker.finished.connect(self._on_mxnet_loaded)
+        worker.failed.connect(self._on_mxnet_failed)
+        thread = workers.start(self, worker)
+        self._keep(thread, worker)
+        self.mxnet_label.setText("MXNet: loading...")
+
+    @Slot(object)
+    def _on_mxnet_loaded(self, _: object = None) -> None:
+        self.mxnet_ready = True
+        self.mxnet_label.setText("MXNet ready")
+
+    @Slot(str)
+    def _on_mxnet_failed(self, message: str) -> None:
+        self.mxnet_label.setText("MXNet: unavailable")
+        self.mxnet_label.setToolTip(message.strip().splitlines()[-1])
+
+    def _keep(self, thread: QThread, worker: workers.FunctionWorker) -> None:
+        self._jobs.append((thread, worker))
+        thread.finished.connect(self._on_thread_finished)
+
+    @Slot()
+    def _on_thread_finished(self) -> None:
+        self._jobs = [(t, w) for t, w in self._jobs if t.isRunning()]
+
+    @Slot(dict, str)
+    def _on_infer_requested(self, given: dict, dtype: str) -> None:
+        self._start_inference(given, dtype)
+
+    def _start_inference(self, given: dict[str, Shape], dtype: str) -> None:
+        doc = self.document
+        if doc is None:
+            return
+        self.last_shapes, self.last_dtype = dict(given), dtype
+        if self._infer_job is not None:
+            self._infer_job[1].request_cancel()
+        text = doc.to_json(indent=None)
+        params = doc.param_shapes()
+        revision = doc.revision
+        dtypes = {k: dtype for k in given}
+
+        def job(progress: Any, token: Any) -> ShapeResult:
+            return shapes.infer(text, given, dtypes, params, revision)
+
+        worker = workers.FunctionWorker(job)
+        worker.finished.connect(self._on_inference_finished)
+        worker.failed.connect(self._on_inference_failed)
+        thread = workers.start(self, worker)
+        self._keep(thread, worker)
+        self._infer_job = (thread, worker)
+        if self.shape_form is not None:
+            self.shape_form.set_message("Inferring...")
+
+    def infer_blocking(self, given: dict[str, Shape], dtype: str = "float32") -> None:
+        """Infer on the calling thread (the --screenshot path and tests)."""
+        doc = self.document
+        if doc is None:
+            return
+        self.last_shapes, self.last_dtype = dict(given), dtype
+        result = shapes.infer(doc.to_json(indent=None), given, {k: dtype for k in given},
+                              doc.param_shapes(), doc.revision)
+        self._on_inference_finished(result)
+
+    @Slot(object)
+    def _on_inference_finished(self, result: ShapeResult) -> None:
+        doc = self.document
+        if doc is None or result.revision != doc.revision:
+            return  # stale: the document changed while this ran
+        self.shape_result = result
+        self.graph_stats = stats.compute(doc, result)
+        assert self.tree is not None and self.shape_form is not None
+        inputs = {doc.nodes[i].name for i in doc.data_inputs()}
+        used = {k: v for k, v in result.inputs_used.items() if k in inputs}
+        self.shape_form.set_shapes(used)
+        if doc.path and result.error is None:
+            self.settings.set_last_shapes(doc.path, used)
+        self.tree.set_results(result, self.graph_stats)
+        if result.error is not None:
+            err = result.error
+            self.shape_form.set_message(
+                f"Inference stopped at {err.node} ({err.op}): {err.message}", error=True)
+            found = doc.find(err.node)
+            if found:
+                self.selection.set(found[:1])
+        elif result.complete:
+            self.shape_form.set_message("All shapes known.")
+        else:
+            missing = ", ".join(result.missing_inputs[:6])
+            self.shape_form.set_message(f"Partial: no shape for {missing or 'some outputs'}.")
+        self._update_totals()
+
+    @Slot(str)
+    def _on_inference_failed(self, message: str) -> None:
+        if self.shape_form is not None:
+            self.shape_form.set_message(message.strip().splitlines()[-1], error=True)
+
+    def _update_totals(self) -> None:
+        doc = self.document
+        if doc is None:
+            self.totals.setText("")
+            return
+        text = f"{len(doc.nodes)} nodes, {len(doc.internals())} internals"
+        st = self.graph_stats
+        if st is not None:
+            text += (f" | params {stats.human_count(st.params)} | FLOPs "
+                     f"{stats.human_count(st.flops)} | activations "
+                     f"{stats.human_bytes(st.activation_bytes)}")
+        self.totals.setText(text)
+
+    # ---------------------------------------------------------------- files
+    def _on_open_triggered(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open symbol file", self.settings.last_open_dir(),
+            "MXNet symbol (*-symbol.json *.json *.params);;All files (*)")
+        if path:
+            self.open_path(path)
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for path in self.settings.recent_files():
+            self.recent_menu.addAction(path, lambda p=path: self._open_recent(p))
+        if not self.recent_menu.actions():
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    def _open_recent(self, path: str) -> None:
+        if not os.path.exists(path):
+            self.settings.remove_recent_file(path)
+            self.show_error("File not found", f"{path} no longer exists; removed from the list.")
+            return
+        self.open_path(path)
+
+    def _params_target(self, symbol_path: str) -> str | None:
+        doc = self.document
+        if doc is None or not doc.params_path or not symbol_path.endswith("-symbol.json"):
+            return None
+        epoch = doc.params_epoch or 0
+        return f"{symbol_path[:-len('-symbol.json')]}-{epoch:04d}.params"
+
+    def save(self) -> bool:
+        doc = self.document
+        if doc is None:
+            return False
+        if not doc.path or doc.upgraded:
+            return self.save_as()
+        if not self._confirmed_overwrite:
+            answer = QMessageBox.question(
+                self, "Overwrite the original?",
+                f"Save over {doc.path}" + (" and its checkpoint" if doc.param_renames else "")
+                + "?\nUse Save As to keep the original.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return False
+            self._confirmed_overwrite = True
+        return self._write(doc.path)
+
+    def save_as(self) -> bool:
+        doc = self.document
+        if doc is None:
+            return False
+        start = doc.path or os.path.join(self.settings.last_open_dir(), "untitled-symbol.json")
+        if doc.path and doc.path.endswith("-symbol.json"):
+            start = doc.path[:-len("-symbol.json")] + "-edited-symbol.json"
+        path, _ = QFileDialog.getSaveFileName(self, "Save symbol as", start,
+                                              "MXNet symbol (*-symbol.json *.json)")
+        if not path:
+            return False
+        self._confirmed_overwrite = True
+        return self._write(path)
+
+    def _write(self, path: str) -> bool:
+        doc = self.document
+        assert doc is not None
+        try:
+            doc.save(path, self._params_target(path))
+        except OSError as exc:
+            self.show_error("Save failed", f"{path}: {exc.strerror or exc}\n"
+                                           "Your edits are kept; try another folder.")
+            return False
+        self.undo_stack.setClean()
+        self.settings.add_recent_file(path)
+        self._update_title()
+        self.statusBar().showMessage(f"Saved {path}", 4000)
+        return True
+
+    @Slot(int, int)
+    def _on_cut_requested(self, node: int, index: int) -> None:
+        doc = self.document
+        if doc is None:
+            return
+        name = doc.nodes[node].name or "cut"
+        start = os.path.join(os.path.dirname(doc.path or "."), f"{name}-symbol.json")
+        path, _ = QFileDialog.getSaveFileName(self, "Export the graph up to this output", start,
+                                              "MXNet symbol (*-symbol.json *.json)")
+        if path:
+            self.export_cut(node, index, path)
+
+    def export_cut(self, node: int, index: int, path: str) -> str | None:
+        assert self.document is not None
+        try:
+            params = export.export_cut(self.document, node, index, path)
+        except OSError as exc:
+            self.show_error("Export failed", f"{path}: {exc.strerror or exc}")
+            return None
+        self.statusBar().showMessage(f"Exported {path}" + (f" and {params}" if params else ""),
+                                     5000)
+        return path
+
+    def maybe_save(self) -> bool:
+        """Ask before unsaved edits are dropped; True when it is fine to go on."""
+        if self.document is None or self.undo_stack.isClean():
+            return True
+        answer = QMessageBox.question(
+            self, "Unsaved changes", "The graph has unsaved changes. Save them?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    # ---------------------------------------------------------------- window
+    def restore_layout(self) -> None:
+        geometry = self.settings.window_geometry()
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+            screen = self.screen()
+            if screen is not None and not screen.availableGeometry().intersects(self.geometry()):
+                self.move(screen.availableGeometry().topLeft())
+        state = self.settings.window_state()
+        if state is not None:
+            self.restoreState(state)
+
+    def stop_jobs(self) -> None:
+        for thread, worker in list(self._jobs):
+            worker.request_cancel()
+            thread.quit()
+            thread.wait(5000)
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802
+        if not self.maybe_save():
+            event.ignore()
+            return
+        self.settings.save_window(self.saveGeometry(), self.saveState())
+        self.settings.sync()
+        self.stop_jobs()
+        if self.bridge is not None:
+            self.bridge.detach()
+        super().closeEvent(event)
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)
+        if not self._shown and self.settings.window_state() is None:
+            self.resizeDocks([self.tree_dock, self.inspector_dock],
+                             [int(self.width() * 0.5), int(self.width() * 0.27)],
+                             Qt.Orientation.Horizontal)
+        self._shown = True

@@ -1,26 +1,193 @@
-"""The window opens every bundled example, and --screenshot writes a real picture."""
+"""The main window, driven through its real widgets."""
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import mxnet as mx
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
-from mxexplorer.core.document import GraphDocument
-from mxexplorer.gui.main_window import MainWindow
+from mxexplorer.core import edits
+from mxexplorer.gui.panels.tree import NODE_ROLE
 from tests.conftest import EXAMPLES, REPO
 
 
+def _rows(model, parent=None):
+    from PySide6.QtCore import QModelIndex
+
+    parent = parent or QModelIndex()
+    for r in range(model.rowCount(parent)):
+        idx = model.index(r, 0, parent)
+        yield idx
+        yield from _rows(model, idx)
+
+
+def _shown_nodes(panel) -> list:
+    return [i.data(NODE_ROLE) for i in _rows(panel.proxy) if i.data(NODE_ROLE) is not None]
+
+
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*-symbol.json")), ids=lambda p: p.name)
-def test_window_lists_the_internals_of_each_example(qtbot, path) -> None:
-    window = MainWindow()
-    qtbot.addWidget(window)
-    doc = GraphDocument.open(str(path))
-    window.set_document(doc)
-    assert window.tree.topLevelItemCount() == len(doc.internals())
-    assert window.tree.topLevelItem(0).text(0) == doc.internal_names()[0]
+def test_tree_shows_every_internal_grouped_and_flat(make_window, path) -> None:
+    window = make_window(path)
+    doc = window.document
+    tree = window.tree
+    tree.grouped_box.setChecked(False)
+    names = [i.data() for i in _rows(tree.proxy)]
+    assert names == doc.internal_names()
+    tree.grouped_box.setChecked(True)
+    groups = [tree.proxy.index(r, 0).data() for r in range(tree.proxy.rowCount())]
+    assert [g.split(" (")[0] for g in groups] == ["Data inputs", "Parameters", "Auxiliary states",
+                                                  "Operators", "Graph outputs"]
     assert path.name in window.windowTitle()
+
+
+def test_filter_by_substring_and_regex(make_window) -> None:
+    window = make_window(EXAMPLES / "resnet18_v1-symbol.json")
+    tree = window.tree
+    tree.grouped_box.setChecked(False)
+    tree.filter_edit.setText("stage4_conv")
+    shown = [i.data() for i in _rows(tree.proxy)]
+    assert shown and all("stage4_conv" in n for n in shown)
+    tree.filter_edit.setText("Pooling")  # ops match too
+    assert [i.data() for i in _rows(tree.proxy)] == ["resnetv10_pool0_fwd_output",
+                                                     "resnetv10_pool1_fwd_output"]
+    tree.regex_box.setChecked(True)
+    pattern = r"^resnetv10_stage[12]_conv\d_weight$"
+    tree.filter_edit.setText(pattern)
+    import re
+
+    expected = [n for n in window.document.internal_names() if re.search(pattern, n)]
+    assert [i.data() for i in _rows(tree.proxy)] == expected and len(expected) == 9
+    tree.filter_edit.setText("stage[")
+    assert "invalid regular expression" in tree.filter_edit.toolTip()
+    assert list(_rows(tree.proxy)) == []
+
+
+def test_selection_is_shared_with_the_inspector(make_window, qtbot) -> None:
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    doc = window.document
+    fc1 = doc.find("fc1")[0]
+    idx = window.tree.proxy.mapFromSource(window.tree.node_rows(fc1)[0])
+    window.tree.view.selectionModel().select(
+        idx, window.tree.view.selectionModel().SelectionFlag.ClearAndSelect
+        | window.tree.view.selectionModel().SelectionFlag.Rows)
+    assert window.selection.nodes == [fc1]
+    assert window.inspector.name_edit.text() == "fc1"
+    assert "FullyConnected" in window.inspector.title.text()
+    keys = [window.inspector.table.item(r, 0).text()
+            for r in range(window.inspector.table.rowCount())]
+    assert "num_hidden" in keys
+    window.selection.set([doc.find("fc2")[0], fc1])
+    assert sorted(window.tree.selected_nodes()) == sorted([fc1, doc.find("fc2")[0]])
+    assert "2 nodes selected" in window.inspector.title.text()
+
+
+def _edit_value(window, key: str, value: str) -> None:
+    table = window.inspector.table
+    row = [table.item(r, 0).text() for r in range(table.rowCount())].index(key)
+    table.item(row, 1).setText(value)
+
+
+def test_attribute_edit_valid_invalid_and_undo(make_window, qtbot) -> None:
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    doc = window.document
+    fc2 = doc.find("fc2")[0]
+    window.selection.set([fc2])
+    window.shape_form.rows["data"].setText("4,784")
+    with qtbot.waitSignal(window.shape_form.infer_requested):
+        window.shape_form.infer_button.click()
+    qtbot.waitUntil(lambda: window.shape_result is not None, timeout=20000)
+    _edit_value(window, "num_hidden", "sixteen")
+    assert doc.nodes[fc2].attrs["num_hidden"] == "32"
+    assert "num_hidden" in window.inspector.error_label.text()
+    assert window.undo_stack.count() == 0
+    _edit_value(window, "num_hidden", "16")
+    assert doc.nodes[fc2].attrs["num_hidden"] == "16"
+    assert window.isWindowModified()
+    assert window.undo_action.text().startswith("&Undo Set num_hidden")
+    # shapes are inferred again after the edit: the checkpoint's fc2_weight (32, 64)
+    # no longer fits 16 hidden units, and the form says so at fc2
+    qtbot.waitUntil(lambda: window.shape_result is not None
+                    and window.shape_result.revision == doc.revision, timeout=20000)
+    assert window.shape_result.error.node == "fc2"
+    assert "(32, 64)" in window.shape_form.message.text()
+    window.undo_stack.undo()
+    assert doc.nodes[fc2].attrs["num_hidden"] == "32"
+    assert not window.isWindowModified()
+    window.undo_stack.redo()
+    assert doc.nodes[fc2].attrs["num_hidden"] == "16"
+    # add and remove a hidden key
+    window.inspector.new_key.setText("__lr_mult__")
+    window.inspector.new_value.setText("0.5")
+    window.inspector.add_button.click()
+    assert doc.nodes[fc2].attrs["__lr_mult__"] == "0.5"
+    table = window.inspector.table
+    row = [table.item(r, 0).text() for r in range(table.rowCount())].index("__lr_mult__")
+    table.selectRow(row)
+    window.inspector.remove_button.click()
+    assert "__lr_mult__" not in doc.nodes[fc2].attrs
+
+
+def test_rename_prefix_mirror_then_save_and_reload(make_window, mlp_copy, tmp_path, qtbot,
+                                                   monkeypatch) -> None:
+    window = make_window(mlp_copy)
+    doc = window.document
+    fc1 = doc.find("fc1")[0]
+    window.selection.set([fc1])
+    window.inspector.name_edit.setText("stem")
+    window.inspector.rename_button.click()
+    assert "stem_weight" in doc.internal_names()
+    window.undo_stack.undo()
+    assert "fc1_weight" in doc.internal_names()
+    window.undo_stack.redo()
+    window.inspector.name_edit.setText("fc2")  # taken: refused, nothing changes
+    window.inspector.rename_button.click()
+    assert "already used" in window.inspector.error_label.text()
+    assert window.undo_stack.count() == 1
+    # mirror stage from the inspector checkbox, marked in the tree
+    relu = doc.find("relu1")[0]
+    window.selection.set([relu])
+    window.inspector.mirror_box.click()
+    assert edits.is_mirror_stage(doc.nodes[relu].attrs)
+    row = window.tree.node_rows(relu)[0]
+    assert row.data(Qt.ItemDataRole.BackgroundRole) is not None
+    window.push_edit(edits.PrefixAllEdit("sha-"))
+    assert all(n.startswith("sha-") for n in doc.internal_names())
+    assert window.undo_stack.count() == 3
+    out = tmp_path / "out-symbol.json"
+    monkeypatch.setattr("PySide6.QtWidgets.QFileDialog.getSaveFileName",
+                        lambda *a, **k: (str(out), ""))
+    assert window.save_as()
+    assert window.undo_stack.isClean() and not window.isWindowModified()
+    sym, args, aux = mx.model.load_checkpoint(str(tmp_path / "out"), 0)
+    assert "sha-stem_weight" in args
+    assert sym.get_internals()["sha-relu1_output"].list_attr()["__mirror_stage__"] == "True"
+    exe = sym.simple_bind(mx.cpu(), **{"sha-data": (2, 784)}, grad_req="write")
+    exe.copy_params_from(args, aux, allow_extra_params=True)
+    exe.forward(is_train=True)
+    exe.backward()
+    assert exe.outputs[0].shape == (2, 10)
+    # the original was not touched
+    assert "fc1_weight" in mx.sym.load(str(mlp_copy)).list_arguments()
+
+
+def test_inconsistent_shape_selects_the_culprit(make_window, qtbot) -> None:
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    window.shape_form.rows["data"].setText("2,100")
+    window.shape_form.infer_button.click()
+    qtbot.waitUntil(lambda: window.shape_result is not None, timeout=20000)
+    assert window.selection.nodes == window.document.find("fc1")
+    text = window.shape_form.message.text()
+    assert "fc1 (FullyConnected)" in text and "(64, 784)" in text
+
+
+def test_batch_field_updates_every_input(make_window) -> None:
+    window = make_window(EXAMPLES / "resnet18_v1-symbol.json")
+    window.shape_form.rows["data"].setText("1,3,224,224")
+    window.shape_form.batch.setValue(32)
+    assert window.shape_form.rows["data"].text() == "32,3,224,224"
 
 
 def test_screenshot_option_writes_a_png(tmp_path) -> None:
@@ -30,8 +197,9 @@ def test_screenshot_option_writes_a_png(tmp_path) -> None:
                            "--shape", "data=1,3,224,224", "--screenshot", str(out)],
                           capture_output=True, text=True, cwd=str(REPO), timeout=120)
     assert proc.returncode == 0, proc.stderr
+    assert "Fatal" not in proc.stderr
     image = QImage(str(out))
-    assert image.width() >= 800 and image.height() >= 600
+    assert image.width() >= 1000 and image.height() >= 700
 
 
 def test_screenshot_of_a_bad_file_exits_2(tmp_path) -> None:

@@ -1,0 +1,1 @@
+"""Dock contents of the main window."""

@@ -1,0 +1,254 @@
+"""AttributePanel: read and edit the selected node(s).
+
+Shows op, inputs, outputs and every attribute (hidden ``__key__`` ones included);
+values are editable, keys can be added and removed, the node renamed (with its own
+parameters), and mirror stages toggled.  Operator parameters are checked by MXNet
+before an edit is proposed; the panel never changes the document itself, it emits
+``edit_requested`` with a core edit.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel,
+                               QLineEdit, QPushButton, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from mxexplorer.core import edits
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.errors import MXNetMissingError, UserError
+from mxexplorer.gui.bridge import DocumentBridge, Selection
+
+
+class AttributePanel(QWidget):
+    """Signals
+    -------
+    edit_requested(object): a core edit to push on the undo stack
+    """
+
+    edit_requested = Signal(object)
+
+    def __init__(self, bridge: DocumentBridge, selection: Selection, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.bridge = bridge
+        self.document: GraphDocument = bridge.document
+        self.selection = selection
+        self.node: int | None = None
+        self._filling = False
+
+        self.title = QLabel("Select a node")
+        self.title.setStyleSheet("font-weight: bold;")
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.name_edit = QLineEdit()
+        self.rename_button = QPushButton("Rename")
+        self.with_params = QCheckBox("with its parameters")
+        self.with_params.setChecked(True)
+        self.mirror_box = QCheckBox("mirror stage (recompute in backward)")
+        self.inputs_label = QLabel()
+        self.inputs_label.setWordWrap(True)
+        self.inputs_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.outputs_label = QLabel()
+        self.outputs_label.setWordWrap(True)
+        self.outputs_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableWidget(0, 2)
+        self.table.setHorizontalHeaderLabels(["attribute", "value"])
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setVisible(False)
+        self.error_label = QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #b00000;")
+        self.new_key = QLineEdit(placeholderText="key")
+        self.new_value = QLineEdit(placeholderText="value")
+        self.add_button = QPushButton("Add")
+        self.remove_button = QPushButton("Remove selected")
+
+        rename_row = QHBoxLayout()
+        rename_row.addWidget(self.name_edit, 1)
+        rename_row.addWidget(self.rename_button)
+        form = QFormLayout()
+        form.addRow("name", rename_row)
+        form.addRow("", self.with_params)
+        form.addRow("inputs", self.inputs_label)
+        form.addRow("outputs", self.outputs_label)
+        add_row = QHBoxLayout()
+        add_row.addWidget(self.new_key)
+        add_row.addWidget(self.new_value)
+        add_row.addWidget(self.add_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.title)
+        layout.addLayout(form)
+        layout.addWidget(self.mirror_box)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.error_label)
+        layout.addLayout(add_row)
+        layout.addWidget(self.remove_button)
+
+        self.rename_button.clicked.connect(self._on_rename_clicked)
+        self.name_edit.returnPressed.connect(self._on_rename_clicked)
+        self.mirror_box.clicked.connect(self._on_mirror_clicked)
+        self.table.itemChanged.connect(self._on_item_changed)
+        self.add_button.clicked.connect(self._on_add_clicked)
+        self.new_value.returnPressed.connect(self._on_add_clicked)
+        self.remove_button.clicked.connect(self._on_remove_clicked)
+        self.selection.changed.connect(self._on_selection_changed)
+        self.bridge.changed.connect(self._on_document_changed)
+        self.fill()
+
+    # ------------------------------------------------------------------ view
+    def fill(self) -> None:
+        self._filling = True
+        try:
+            self._fill()
+        finally:
+            self._filling = False
+
+    def _fill(self) -> None:
+        doc = self.document
+        nodes = [n for n in self.selection.nodes if 0 <= n < len(doc.nodes)]
+        self.node = nodes[0] if len(nodes) == 1 else None
+        editable = self.node is not None
+        for w in (self.name_edit, self.rename_button, self.with_params, self.table,
+                  self.new_key, self.new_value, self.add_button, self.remove_button):
+            w.setEnabled(editable)
+        ops = [n for n in nodes if not doc.nodes[n].is_variable]
+        self.mirror_box.setEnabled(bool(ops))
+        self.mirror_box.setChecked(bool(ops) and all(
+            edits.is_mirror_stage(doc.nodes[n].attrs) for n in ops))
+        if not nodes:
+            self.title.setText("Select a node in the tree")
+            self.name_edit.clear()
+            self.inputs_label.clear()
+            self.outputs_label.clear()
+            self.table.setRowCount(0)
+            return
+        if len(nodes) > 1:
+            self.title.setText(f"{len(nodes)} nodes selected ({len(ops)} operators)")
+            self.name_edit.clear()
+            self.inputs_label.clear()
+            self.outputs_label.clear()
+            self.table.setRowCount(0)
+            return
+        i = nodes[0]
+        node = doc.nodes[i]
+        kind = doc.kinds()[i].value
+        self.title.setText(f"{node.op if not node.is_variable else 'variable'} ({kind})")
+        self.name_edit.setText(node.name)
+        self.with_params.setEnabled(not node.is_variable)
+        slots = doc.input_slots(i)
+        self.inputs_label.setText("<br>".join(
+            f"{slot}: {doc.nodes[s].name}" + (f"[{k}]" if doc.output_count(s) > 1 else "")
+            for slot, (s, k, _) in zip(slots, node.inputs)) or "-")
+        self.outputs_label.setText(", ".join(doc.output_names(i)))
+        self.table.setRowCount(len(node.attrs))
+        for row, (key, value) in enumerate(sorted(node.attrs.items())):
+            key_item = QTableWidgetItem(key)
+            key_item.setData(Qt.ItemDataRole.UserRole, key)
+            self.table.setItem(row, 0, key_item)
+            self.table.setItem(row, 1, QTableWidgetItem(value))
+
+    def show_error(self, message: str) -> None:
+        self.error_label.setText(message)
+
+    # -------------------------------------------------------------- editing
+    def _validated(self, values: dict[str, str | None]) -> bool:
+        """Ask MXNet whether the node's op accepts these attributes."""
+        assert self.node is not None
+        node = self.document.nodes[self.node]
+        attrs = dict(node.attrs)
+        for k, v in values.items():
+            if v is None:
+                attrs.pop(k, None)
+            else:
+                attrs[k] = v
+        try:
+            reason = edits.validate_op_attrs(node.op, attrs)
+        except MXNetMissingError:
+            reason = None  # without MXNet the edit is taken as it is
+        if reason:
+            self.show_error(f"MXNet refuses it: {reason}")
+            return False
+        self.show_error("")
+        return True
+
+    def _propose(self, values: dict[str, str | None], label: str) -> None:
+        if self.node is None or not self._validated(values):
+            self.fill()
+            return
+        if len(values) == 1:
+            (key, value), = values.items()
+            self.edit_requested.emit(edits.SetAttrEdit((self.node,), key, value))
+        else:
+            self.edit_requested.emit(edits.SetAttrsEdit(self.node, values, label))
+
+    def _on_item_changed(self, item: QTableWidgetItem) -> None:
+        if self._filling or self.node is None:
+            return
+        row = item.row()
+        key_item = self.table.item(row, 0)
+        value_item = self.table.item(row, 1)
+        if key_item is None or value_item is None:
+            return
+        old_key = str(key_item.data(Qt.ItemDataRole.UserRole))
+        new_key = key_item.text().strip()
+        value = value_item.text()
+        if item.column() == 1:
+            self._propose({old_key: value}, f"Set {old_key}")
+        elif new_key and new_key != old_key:
+            if new_key in self.document.nodes[self.node].attrs:
+                self.show_error(f"the node already has an attribute {new_key!r}")
+                self.fill()
+                return
+            self._propose({old_key: None, new_key: value}, f"Rename key {old_key} to {new_key}")
+        else:
+            self.fill()
+
+    def _on_add_clicked(self) -> None:
+        key = self.new_key.text().strip()
+        if self.node is None or not key:
+            self.show_error("give the new attribute a key")
+            return
+        self._propose({key: self.new_value.text()}, f"Add {key}")
+        self.new_key.clear()
+        self.new_value.clear()
+
+    def _on_remove_clicked(self) -> None:
+        if self.node is None:
+            return
+        keys = sorted({str(self.table.item(i.row(), 0).data(Qt.ItemDataRole.UserRole))
+                       for i in self.table.selectedIndexes()})
+        if keys:
+            self._propose({k: None for k in keys}, "Remove " + ", ".join(keys))
+
+    def _on_rename_clicked(self) -> None:
+        if self.node is None:
+            return
+        new = self.name_edit.text().strip()
+        if new == self.document.nodes[self.node].name:
+            return
+        edit = edits.RenameNodeEdit(self.node, new, self.with_params.isChecked())
+        try:
+            edit.plan(self.document)
+        except UserError as exc:
+            self.show_error(str(exc))
+            return
+        self.show_error("")
+        self.edit_requested.emit(edit)
+
+    def _on_mirror_clicked(self, checked: bool) -> None:
+        try:
+            edit = edits.mirror_stage_edit(self.document, tuple(self.selection.nodes), checked)
+        except UserError as exc:
+            self.show_error(str(exc))
+            return
+        self.edit_requested.emit(edit)
+
+    def _on_selection_changed(self, nodes: list) -> None:
+        self.show_error("")
+        self.fill()
+
+    def _on_document_changed(self, change: object) -> None:
+        self.fill()
+
+    def closeEvent(self, event: object) -> None:  # noqa: N802
+        self.bridge.changed.disconnect(self._on_document_changed)
+        super().closeEvent(event)  # type: ignore[arg-type]

@@ -1,0 +1,67 @@
+"""Run a core function on a QThread: the worker shape of STYLE.md section 3.
+
+A :class:`FunctionWorker` calls ``fn(progress, token)`` in ``run()`` and reports through
+four signals; :func:`start` wires it to a thread owned by a GUI-thread parent.
+The worker never touches widgets or the document: it returns data.
+"""
+from __future__ import annotations
+
+import traceback
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from mxexplorer.core.errors import Cancelled, UserError
+from mxexplorer.core.progress import CancelToken, Throttled
+
+
+class FunctionWorker(QObject):
+    """Signals
+    -------
+    progress(int, int, str): done, total, message (throttled to ~15 a second)
+    finished(object): the function's result
+    failed(str): one line for a UserError, else the formatted traceback
+    cancelled(): the CancelToken was set
+    """
+
+    progress = Signal(int, int, str)
+    finished = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+
+    def __init__(self, fn: Callable[[Callable[[int, int, str], None], CancelToken], Any]):
+        super().__init__()
+        self._fn = fn
+        self.token = CancelToken()
+
+    def request_cancel(self) -> None:
+        self.token.cancel()
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            result = self._fn(Throttled(self.progress.emit), self.token)
+        except Cancelled:
+            self.cancelled.emit()
+        except UserError as exc:
+            self.failed.emit(str(exc))
+        except Exception:  # noqa: BLE001 - reported to the GUI thread, never swallowed
+            self.failed.emit(traceback.format_exc())
+        else:
+            self.finished.emit(result)
+
+
+def start(parent: QObject, worker: FunctionWorker) -> QThread:
+    """Move ``worker`` to a new thread owned by ``parent`` and start it.
+
+    The caller keeps references to both until ``thread.finished``.
+    """
+    thread = QThread(parent)
+    worker.moveToThread(thread)
+    thread.started.connect(worker.run)
+    worker.finished.connect(thread.quit)
+    worker.failed.connect(thread.quit)
+    worker.cancelled.connect(thread.quit)
+    thread.finished.connect(worker.deleteLater)
+    thread.start()
+    return thread
