@@ -136,7 +136,16 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------- document
     def set_document(self, doc: GraphDocument) -> None:
         """Show ``doc``; the window owns it from now on (one document per window)."""
+        if self.bridge is not None:
+            self.bridge.detach()
+        for panel in (self.tree, self.inspector):
+            if panel is not None:
+                panel.close()
         self.document = doc
+        self.shape_result = None
+        self.graph_stats = None
+        self.last_shapes = {}
+        self._confirmed_overwrite = False
         self.bridge = DocumentBridge(doc, self)
         self.bridge.changed.connect(self._on_document_changed)
         self.tree = InternalsPanel(self.bridge, self.selection)

@@ -211,3 +211,27 @@ def test_screenshot_of_a_bad_file_exits_2(tmp_path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("mxexplorer: error:") and "Traceback" not in proc.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_typing_into_one_attribute_merges_into_one_undo_step(make_window) -> None:
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    doc = window.document
+    relu = doc.find("relu1")[0]
+    window.push_edit(edits.SetAttrEdit((relu,), "act_type", "tanh"))
+    window.push_edit(edits.SetAttrEdit((relu,), "act_type", "sigmoid"))
+    assert window.undo_stack.count() == 1
+    window.undo_stack.undo()
+    assert doc.nodes[relu].attrs["act_type"] == "relu"
+
+
+def test_cut_here_and_open_another_file(make_window, tmp_path) -> None:
+    window = make_window(EXAMPLES / "resnet18_v1-symbol.json")
+    doc = window.document
+    entry = doc.internals()[doc.internal_names().index("resnetv10_pool1_fwd_output")]
+    out = tmp_path / "features-symbol.json"
+    assert window.export_cut(entry.node, entry.index, str(out)) == str(out)
+    assert mx.sym.load(str(out)).list_outputs() == ["resnetv10_pool1_fwd_output"]
+    assert window.open_path(str(out))
+    assert window.document.internal_names()[-1] == "resnetv10_pool1_fwd_output"
+    assert "features-symbol.json" in window.windowTitle()
+    assert window.settings.recent_files()[0] == str(out.resolve())
