@@ -96,9 +96,9 @@ def decode_text(data: bytes) -> str:
     if not data.strip():
         raise _fail("the file is empty")
     if b"\x00" in data[:4096]:
+        params_magic = data[:8] == b"\x12\x01\x00\x00\x00\x00\x00\x00"
         raise _fail("this is a binary file, not symbol JSON"
-                    + (" (an MXNet .params file?)" if data[:8] == b"\x12\x01\x00\x00\x00\x00\x00\x00"
-                       else ""))
+                    + (" (an MXNet .params file?)" if params_magic else ""))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

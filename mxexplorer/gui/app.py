@@ -88,9 +88,9 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
 
 def _flush_deletes() -> None:
     """Run pending deleteLater()s so no window is left for the interpreter's finalizer."""
-    from PySide6.QtCore import QCoreApplication, QEvent
-
     import gc
+
+    from PySide6.QtCore import QCoreApplication, QEvent
 
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QCoreApplication.processEvents()

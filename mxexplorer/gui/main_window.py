@@ -8,10 +8,16 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from PySide6.QtCore import QThread, Qt, Slot
-from PySide6.QtGui import QAction, QKeySequence, QUndoStack
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow,
-                               QMessageBox)
+from PySide6.QtCore import Qt, QThread, Slot
+from PySide6.QtGui import QKeySequence, QUndoStack
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+)
 
 from mxexplorer.core import edits, export, shapes, stats
 from mxexplorer.core.document import GraphDocument

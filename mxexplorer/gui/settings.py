@@ -72,7 +72,8 @@ class Settings:
             return {}
 
     def set_last_shapes(self, path: str, shapes: dict[str, tuple[int, ...]]) -> None:
-        self._s.setValue("shapes/" + _key(path), json.dumps({k: list(v) for k, v in shapes.items()}))
+        text = json.dumps({k: list(v) for k, v in shapes.items()})
+        self._s.setValue("shapes/" + _key(path), text)
 
 
 def _key(path: str) -> str:

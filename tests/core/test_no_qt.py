@@ -13,7 +13,8 @@ def test_core_modules_import_without_qt() -> None:
     assert "mxexplorer.core.document" in names
     code = ("import sys, importlib\n"
             f"for n in {names!r}: importlib.import_module(n)\n"
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6')"
+            "qt = ('PySide6', 'pyqtgraph', 'shiboken6')\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in qt"
             " or m.startswith('mxexplorer.gui')]\n"
             "print(bad); sys.exit(1 if bad else 0)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -235,3 +235,19 @@ def test_cut_here_and_open_another_file(make_window, tmp_path) -> None:
     assert window.document.internal_names()[-1] == "resnetv10_pool1_fwd_output"
     assert "features-symbol.json" in window.windowTitle()
     assert window.settings.recent_files()[0] == str(out.resolve())
+
+
+def test_dock_layout_is_remembered(qtbot, settings) -> None:
+    from mxexplorer.gui.main_window import MainWindow
+
+    first = MainWindow(settings)
+    qtbot.addWidget(first)
+    first.show()
+    first.memory_dock.hide()
+    first.close()
+    assert settings.window_state() is not None
+    second = MainWindow(settings)
+    qtbot.addWidget(second)
+    second.restore_layout()
+    second.show()
+    assert second.memory_dock.isHidden() and not second.tree_dock.isHidden()
