@@ -6,6 +6,7 @@ attribute editor and the shape form.  Bottom: the memory panel (its own issue).
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from PySide6.QtCore import Qt, QThread, Slot
@@ -31,6 +32,10 @@ from mxexplorer.gui.panels.inspector import AttributePanel
 from mxexplorer.gui.panels.shape_form import ShapeFormPanel
 from mxexplorer.gui.panels.tree import InternalsPanel
 from mxexplorer.gui.settings import Settings
+
+
+#: threads still finishing after their window closed (kept alive until the process ends)
+_ORPHANS: list[tuple[QThread, workers.FunctionWorker]] = []
 
 
 def _import_mxnet_job(progress: Any, token: Any) -> bool:
@@ -491,11 +496,19 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
 
-    def stop_jobs(self) -> None:
-        for thread, worker in list(self._jobs):
+    def stop_jobs(self, timeout: float = 15.0) -> None:
+        """Cancel every worker and wait for its thread (GIL released between waits)."""
+        for thread, worker in self._jobs:
             worker.request_cancel()
             thread.quit()
-            thread.wait(5000)
+        deadline = time.monotonic() + timeout
+        while any(t.isRunning() for t, _ in self._jobs) and time.monotonic() < deadline:
+            time.sleep(0.01)  # lets a worker holding on to Python (an import) finish
+        for thread, worker in self._jobs:
+            if thread.isRunning():  # never destroy a running QThread: let it finish alone
+                thread.setParent(None)
+                _ORPHANS.append((thread, worker))
+        self._jobs = []
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         if not self.maybe_save():

@@ -243,6 +243,7 @@ def test_dock_layout_is_remembered(qtbot, settings) -> None:
     first = MainWindow(settings)
     qtbot.addWidget(first)
     first.show()
+    qtbot.waitUntil(lambda: first.mxnet_ready and not first._jobs, timeout=30000)
     first.memory_dock.hide()
     first.close()
     assert settings.window_state() is not None
@@ -250,4 +251,5 @@ def test_dock_layout_is_remembered(qtbot, settings) -> None:
     qtbot.addWidget(second)
     second.restore_layout()
     second.show()
+    qtbot.waitUntil(lambda: second.mxnet_ready and not second._jobs, timeout=30000)
     assert second.memory_dock.isHidden() and not second.tree_dock.isHidden()
