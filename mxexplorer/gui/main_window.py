@@ -34,10 +34,6 @@ from mxexplorer.gui.panels.tree import InternalsPanel
 from mxexplorer.gui.settings import Settings
 
 
-#: threads still finishing after their window closed (kept alive until the process ends)
-_ORPHANS: list[tuple[QThread, workers.FunctionWorker]] = []
-
-
 def _import_mxnet_job(progress: Any, token: Any) -> bool:
     import_mxnet()
     return True
@@ -504,11 +500,7 @@ class MainWindow(QMainWindow):
         deadline = time.monotonic() + timeout
         while any(t.isRunning() for t, _ in self._jobs) and time.monotonic() < deadline:
             time.sleep(0.01)  # lets a worker holding on to Python (an import) finish
-        for thread, worker in self._jobs:
-            if thread.isRunning():  # never destroy a running QThread: let it finish alone
-                thread.setParent(None)
-                _ORPHANS.append((thread, worker))
-        self._jobs = []
+        self._jobs = []  # any still running stay alive in workers' registry
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         if not self.maybe_save():

@@ -51,12 +51,41 @@ class FunctionWorker(QObject):
             self.finished.emit(result)
 
 
-def start(parent: QObject, worker: FunctionWorker) -> QThread:
-    """Move ``worker`` to a new thread owned by ``parent`` and start it.
+class _Registry(QObject):
+    """Holds every started thread until it has finished.
 
-    The caller keeps references to both until ``thread.finished``.
+    Threads have no Qt parent (unlike STYLE.md's advice): a window deleted while one
+    of its threads still ran made Qt abort the process ("QThread: Destroyed while
+    thread is still running"), which a test run hit now and then.  Here a thread
+    lives until its own ``finished``, whatever happens to the window.
     """
-    thread = QThread(parent)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running: dict[int, tuple[QThread, FunctionWorker]] = {}
+
+    def add(self, thread: QThread, worker: FunctionWorker) -> None:
+        self.running[id(thread)] = (thread, worker)
+        thread.finished.connect(self._on_thread_finished)
+
+    @Slot()
+    def _on_thread_finished(self) -> None:
+        for key, (thread, _) in list(self.running.items()):
+            if thread.isFinished():
+                del self.running[key]
+
+
+_registry: _Registry | None = None
+
+
+def start(parent: QObject, worker: FunctionWorker) -> QThread:
+    """Move ``worker`` to a new thread and start it; ``parent`` is the GUI object the
+    job belongs to (its owner cancels and waits for it on close)."""
+    global _registry
+    if _registry is None:
+        _registry = _Registry()
+    thread = QThread()
+    _registry.add(thread, worker)
     worker.moveToThread(thread)
     thread.started.connect(worker.run)
     worker.finished.connect(thread.quit)
