@@ -25,7 +25,7 @@ def best_of(fn, repeat: int = 5) -> tuple[float, float]:
 
 
 def main() -> None:
-    from mxexplorer.core import shapes, stats
+    from mxexplorer.core import stats
     from mxexplorer.core.document import GraphDocument
     from mxexplorer.core.mxnet_env import import_mxnet
 
@@ -44,7 +44,7 @@ def main() -> None:
     for name, given, load_target, infer_target in cases:
         path = paths[name]
 
-        def load() -> GraphDocument:
+        def load(path: str = path) -> GraphDocument:
             doc = GraphDocument.open(path, use_mxnet=False)
             doc.internals()
             doc.kinds()
@@ -52,12 +52,10 @@ def main() -> None:
 
         lmin, lmed = best_of(load)
         doc = load()
-        text = doc.to_json(indent=None)
 
-        def infer() -> None:
-            result = shapes.infer(text, given)
-            assert result.error is None
-            stats.compute(doc, result)
+        def infer(doc: GraphDocument = doc, given: dict = given) -> None:
+            # what the GUI's worker runs: snapshot -> shapes + statistics
+            assert stats.analyze(doc.snapshot(), given).shapes.error is None
 
         imin, imed = best_of(infer)
         print(f"{name:<14} {len(doc.internals()):>9} {lmin * 1e3:>8.0f}/{lmed * 1e3:<6.0f} ms "

@@ -77,7 +77,7 @@ def _list(items: list[str], limit: int = 8) -> str:
 
 
 def cmd_infer(args: argparse.Namespace) -> int:
-    from mxexplorer.core import report, shapes
+    from mxexplorer.core import report, shapes, stats
     from mxexplorer.core.document import GraphDocument
     from mxexplorer.core.stats import human_bytes, human_count
 
@@ -91,9 +91,9 @@ def cmd_infer(args: argparse.Namespace) -> int:
         raise UserError(f"give the input shapes with --shape NAME=D1,D2,... "
                         f"(inputs: {inputs})")
     dtypes = {name: args.dtype for name in shape_map}
-    result = shapes.infer(doc.to_json(indent=None), shape_map, dtypes,
-                          param_shapes=doc.param_shapes(), revision=doc.revision)
-    data = report.inference(doc, result)
+    analysis = stats.analyze(doc.snapshot(), shape_map, dtypes)
+    result = analysis.shapes
+    data = report.inference(doc, result, analysis.stats)
     if args.json:
         _print_json(data)
     elif result.error is None:

@@ -106,7 +106,6 @@ def outputs_with_defaults(op: str) -> dict[str, object] | None:
         graph = json.loads(sym.tojson())
         rows = graph["node_row_ptr"]
         total = rows[-1] - rows[-2]
-        args = sym.list_arguments()
         aux = sym.list_auxiliary_states()
         node = graph["nodes"][-1]
         slots = []
@@ -117,7 +116,6 @@ def outputs_with_defaults(op: str) -> dict[str, object] | None:
                      if graph["nodes"][src]["name"] in aux]
     except mx.MXNetError:
         return None
-    del args
     return {"total": total, "names": [n[2:] for n in names], "inputs": slots, "aux": aux_slots}
 
 
@@ -153,7 +151,8 @@ def main() -> int:
             op, _, rest = line.partition("\t")
             table[op] = json.loads(rest) if rest else {"canonical": op, "probe": "crashed"}
         pending = [op for op in pending if op not in table]
-    out = pathlib.Path(__file__).resolve().parents[1] / "mxexplorer" / "core" / "data" / "mxnet_ops.json"
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = root / "mxexplorer" / "core" / "data" / "mxnet_ops.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     doc = {"mxnet_version": mx.__version__, "ops": table}
     out.write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n")

@@ -12,7 +12,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from mxexplorer.core import opinfo, params_file, symbol_io
 from mxexplorer.core.symbol_io import Entry, Node, ParsedGraph
@@ -182,7 +182,8 @@ class GraphDocument:
     def kinds(self) -> list[NodeKind]:
         """Kind of every node: data input, parameter, auxiliary state or operator."""
         def build() -> list[NodeKind]:
-            checkpoint = {p.name: p.kind for p in self.params_index()}
+            checkpoint = {self.param_renames.get(p.name, p.name): p.kind
+                          for p in self.params_index()}
             kinds = [NodeKind.OP if not n.is_variable else NodeKind.DATA for n in self.nodes]
             users = self.consumers()
             for i, node in enumerate(self.nodes):
@@ -259,6 +260,16 @@ class GraphDocument:
         counts = Counter(self.nodes[i].name for i in self.order())
         return sorted(n for n, c in counts.items() if c > 1)
 
+    def node_named(self, name: str) -> int | None:
+        """The first node of that name in graph order (how MXNet's messages name nodes)."""
+        def build() -> dict[str, int]:
+            first: dict[str, int] = {}
+            for i in self.order():
+                first.setdefault(self.nodes[i].name, i)
+            return first
+        found: dict[str, int] = self._cached("by_name", build)
+        return found.get(name)
+
     def find(self, name: str) -> list[int]:
         return [i for i, n in enumerate(self.nodes) if n.name == name]
 
@@ -294,22 +305,42 @@ class GraphDocument:
         return json.dumps(self.to_dict(), indent=indent)
 
     def snapshot(self) -> GraphSnapshot:
-        """An immutable copy for work on another thread."""
-        return GraphSnapshot(self.to_json(indent=None), tuple(self.internal_names()),
-                             self.revision, self.param_shapes(),
-                             tuple(self.nodes[i].name for i in self.data_inputs()),
-                             tuple(self.nodes[i].name for i in self.parameters()))
+        """An immutable copy for work on another thread (taken on the GUI thread)."""
+        return GraphSnapshot(self.to_json(indent=None), self.revision, self.params_path,
+                             dict(self.param_renames), self.param_shapes())
 
-    def save(self, path: str, params_path: str | None = None) -> None:
-        """Write the symbol atomically; with a checkpoint open and ``params_path`` given,
-        write the ``.params`` too, its keys following every rename."""
-        if params_path and self.params_path:
-            renames = dict(self.param_renames)
-            if os.path.abspath(params_path) != os.path.abspath(self.params_path) or renames:
-                params_file.rename_keys(self.params_path, params_path,
-                                        lambda name: renames.get(name, name))
+    @classmethod
+    def from_snapshot(cls, snap: GraphSnapshot) -> GraphDocument:
+        """A private copy of the document a snapshot was taken from (same node ids)."""
+        graph = symbol_io.parse_graph(json.loads(snap.json), upgrade=False)
+        doc = cls(graph, params_path=snap.params_path)
+        doc.param_renames = dict(snap.param_renames)
+        doc.revision = snap.revision
+        return doc
+
+    def params_target(self, symbol_path: str) -> str | None:
+        """Where the checkpoint goes beside ``symbol_path`` (same epoch), if one is open."""
+        if not self.params_path:
+            return None
+        return params_file.params_path_for(symbol_path, self.params_epoch or 0)
+
+    def write_params(self, target: str) -> None:
+        """Write the open checkpoint to ``target`` with its keys following every rename
+        (nothing to do when that is the checkpoint itself, unrenamed)."""
+        assert self.params_path is not None
+        renames = dict(self.param_renames)
+        if os.path.abspath(target) == os.path.abspath(self.params_path) and not renames:
+            return
+        params_file.rename_keys(self.params_path, target, lambda name: renames.get(name, name))
+
+    def save(self, path: str) -> None:
+        """Write the symbol atomically and, with a checkpoint open and ``path`` named
+        ``prefix-symbol.json``, the ``prefix-NNNN.params`` beside it."""
+        params_path = self.params_target(path)
+        if params_path:
+            self.write_params(params_path)
         symbol_io.write_atomic(path, self.to_json())
-        if params_path and self.params_path:
+        if params_path:
             self.params_path = params_path
             self._params_index = None
             self.param_renames = {}
@@ -319,17 +350,10 @@ class GraphDocument:
 
 @dataclass(frozen=True)
 class GraphSnapshot:
-    """What a worker needs of a document: its JSON and the facts derived from it."""
+    """What a worker needs of a document: its JSON, revision and checkpoint."""
 
     json: str
-    internal_names: tuple[str, ...]
     revision: int
+    params_path: str | None
+    param_renames: dict[str, str]
     param_shapes: dict[str, tuple[int, ...]]
-    data_inputs: tuple[str, ...]
-    parameters: tuple[str, ...]
-
-
-def iter_variables(doc: GraphDocument, kinds: Iterable[NodeKind]) -> list[int]:
-    wanted = set(kinds)
-    k = doc.kinds()
-    return [i for i in doc.order() if doc.nodes[i].is_variable and k[i] in wanted]

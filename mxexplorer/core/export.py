@@ -5,8 +5,6 @@ Must not import Qt or MXNet.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 
 from mxexplorer.core import subgraph, symbol_io
 from mxexplorer.core.document import GraphDocument
@@ -24,17 +22,7 @@ def export_cut(doc: GraphDocument, node: int, index: int, symbol_path: str) -> s
     the matching name (``prefix-NNNN.params``), so the pair loads with
     ``mx.model.load_checkpoint``.  Returns the params path written, if any."""
     symbol_io.write_atomic(symbol_path, cut_json(doc, node, index))
-    if not doc.params_path or not symbol_path.endswith("-symbol.json"):
-        return None
-    epoch = doc.params_epoch or 0
-    target = f"{symbol_path[:-len('-symbol.json')]}-{epoch:04d}.params"
-    if os.path.abspath(target) == os.path.abspath(doc.params_path):
-        return target
-    if doc.param_renames:
-        from mxexplorer.core.params_file import rename_keys
-
-        renames = dict(doc.param_renames)
-        rename_keys(doc.params_path, target, lambda n: renames.get(n, n))
-    else:
-        shutil.copyfile(doc.params_path, target)
+    target = doc.params_target(symbol_path)
+    if target:
+        doc.write_params(target)
     return target

@@ -54,12 +54,6 @@ def _table() -> dict[str, OpSpec]:
     return table
 
 
-def mxnet_table_version() -> str:
-    raw = json.loads(resources.files("mxexplorer.core").joinpath("data/mxnet_ops.json")
-                     .read_text(encoding="utf-8"))
-    return str(raw["mxnet_version"])
-
-
 def is_registered(op: str) -> bool:
     """Whether MXNet 1.9.1 knows ``op`` (by any alias)."""
     return op in _table()

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import re
 import struct
-import tempfile
 from dataclasses import dataclass
 from typing import BinaryIO, Callable
 
 from mxexplorer.core.errors import SymbolFileError
+from mxexplorer.core.symbol_io import write_atomic
 
 _LIST_MAGIC = 0x112
 _V1_MAGIC = 0xF993FAC8
@@ -167,7 +167,7 @@ def rename_keys(src: str, dst: str, rename: Callable[[str], str]) -> None:
     ``rename`` (called with the name without its ``arg:``/``aux:`` prefix)."""
     size = os.path.getsize(src)
     with open(src, "rb") as fh:
-        arrays, names, names_at = _parse(fh, size)
+        _, names, names_at = _parse(fh, size)
         fh.seek(0)
         body = fh.read(names_at)
     out = [struct.pack("<Q", len(names))]
@@ -176,23 +176,7 @@ def rename_keys(src: str, dst: str, rename: Callable[[str], str]) -> None:
         new = f"{kind}:{rename(name)}" if sep and kind in ("arg", "aux") else rename(key)
         raw = new.encode("utf-8")
         out.append(struct.pack("<Q", len(raw)) + raw)
-    tail = b"".join(out)
-    folder = os.path.dirname(os.path.abspath(dst)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".mxexplorer-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh_out:
-            fh_out.write(body)
-            fh_out.write(tail)
-            fh_out.flush()
-            os.fsync(fh_out.fileno())
-        os.replace(tmp, dst)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    del arrays
+    write_atomic(dst, body + b"".join(out))
 
 
 _EPOCH = re.compile(r"^(?P<prefix>.*)-(?P<epoch>\d{4,})\.params$")
@@ -220,6 +204,13 @@ def find_checkpoint(symbol_path: str) -> tuple[str | None, int | None]:
     if best is None:
         return None, None
     return best[1], best[0]
+
+
+def params_path_for(symbol_path: str, epoch: int) -> str | None:
+    """``prefix-symbol.json`` -> ``prefix-NNNN.params`` (None for other names)."""
+    if not symbol_path.endswith("-symbol.json"):
+        return None
+    return f"{symbol_path[:-len('-symbol.json')]}-{epoch:04d}.params"
 
 
 def symbol_for_params(params_path: str) -> str | None:

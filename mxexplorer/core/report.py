@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mxexplorer.core import opinfo, stats, symbol_io
+from mxexplorer.core import stats, symbol_io
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.shapes import ShapeResult
 
@@ -37,9 +37,9 @@ def info(doc: GraphDocument) -> dict[str, Any]:
     }
 
 
-def inference(doc: GraphDocument, result: ShapeResult) -> dict[str, Any]:
+def inference(doc: GraphDocument, result: ShapeResult, st: stats.GraphStats
+              ) -> dict[str, Any]:
     """Every internal with its shape, argument/aux/output shapes and totals."""
-    st = stats.compute(doc, result)
     internals = []
     for entry, shape, dtype in zip(doc.internals(), result.internal_shapes,
                                    result.internal_dtypes):
@@ -78,7 +78,3 @@ def inference(doc: GraphDocument, result: ShapeResult) -> dict[str, Any]:
         "error": None if err is None else {
             "node": err.node, "op": err.op, "message": err.message, "detail": err.detail},
     }
-
-
-def op_family_of(op: str) -> str:
-    return opinfo.op_family(op)

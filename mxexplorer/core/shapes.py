@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from mxexplorer.core import opinfo, subgraph, symbol_io
+from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import import_mxnet
 
@@ -111,21 +112,7 @@ def _tuple(text: str) -> Shape:
     return tuple(int(d) for d in re.findall(r"-?\d+", text))
 
 
-class _Locator:
-    """Names of inputs and ops of the graph MXNet complained about."""
-
-    def __init__(self, nodes: list[symbol_io.Node], order: list[int]):
-        self.nodes = nodes
-        self.by_name: dict[str, int] = {}
-        for i in order:
-            self.by_name.setdefault(nodes[i].name, i)
-
-    def op_of(self, name: str) -> str:
-        i = self.by_name.get(name)
-        return self.nodes[i].op if i is not None else "?"
-
-
-def explain(exc_text: str, locator: _Locator | None,
+def explain(exc_text: str, doc: GraphDocument | None,
             input_shapes: Mapping[tuple[int, int], Shape] | None = None) -> ShapeError:
     """Turn MXNet's error text into a :class:`ShapeError` in plain words."""
     text = symbol_io.mxnet_message(Exception(exc_text))
@@ -139,19 +126,17 @@ def explain(exc_text: str, locator: _Locator | None,
     if not m:
         return ShapeError("?", "?", text, text)
     node, rest = m.group("node"), m.group("rest")
-    op = locator.op_of(node) if locator else "?"
+    nid = doc.node_named(node) if doc is not None else None
+    op = doc.nodes[nid].op if doc is not None and nid is not None else "?"
     rest = re.sub(r"\[\d\d:\d\d:\d\d\] \S+:\d+: ", "", rest).strip()
     m2 = _INCONSISTENT.search(rest)
     if m2:
         provided, inferred = _tuple(m2.group("p")), _tuple(m2.group("i"))
         input_name = None
-        if locator is not None and input_shapes is not None and node in locator.by_name:
-            nid = locator.by_name[node]
-            n = locator.nodes[nid]
-            slots = opinfo.input_slots(n.op, n.attrs, len(n.inputs))
-            for slot, (src, idx, _) in zip(slots, n.inputs):
+        if doc is not None and nid is not None and input_shapes is not None:
+            for slot, (src, idx, _) in zip(doc.input_slots(nid), doc.nodes[nid].inputs):
                 if input_shapes.get((src, idx)) == provided:
-                    input_name = f"{locator.nodes[src].name!r} ({slot})"
+                    input_name = f"{doc.nodes[src].name!r} ({slot})"
                     break
         what = f"input {input_name}" if input_name else "an input"
         return ShapeError(node, op, f"{what} has shape {format_shape(provided)}, but this "
@@ -162,10 +147,10 @@ def explain(exc_text: str, locator: _Locator | None,
         k = int(m2.group("k"))
         expected, got = _tuple(m2.group("e")), _tuple(m2.group("g"))
         input_name = None
-        if locator is not None and node in locator.by_name and m2.group("io") == "input":
-            n = locator.nodes[locator.by_name[node]]
-            if k < len(n.inputs):
-                input_name = repr(locator.nodes[n.inputs[k][0]].name)
+        if doc is not None and nid is not None and m2.group("io") == "input":
+            inputs = doc.nodes[nid].inputs
+            if k < len(inputs):
+                input_name = repr(doc.nodes[inputs[k][0]].name)
         where = f"input {k}" + (f" ({input_name})" if input_name else "")
         return ShapeError(node, op, f"{where} has shape {format_shape(got)}, but the other "
                           f"inputs need {format_shape(expected)}", rest, got, expected,
@@ -194,7 +179,7 @@ def infer(graph_json: str, shapes: Mapping[str, Shape],
           dtypes: Mapping[str, str] | None = None,
           param_shapes: Mapping[str, Shape] | None = None,
           revision: int = -1) -> ShapeResult:
-    """Infer every internal output's shape (and dtype) of a graph.
+    """Infer every internal output's shape (and dtype) of a graph given as JSON.
 
     Parameters
     ----------
@@ -208,17 +193,21 @@ def infer(graph_json: str, shapes: Mapping[str, Shape],
     UserError : an input name that is not an argument of the graph.
     MXNetMissingError : MXNet is not installed.
     """
+    doc = GraphDocument(symbol_io.parse_graph(json.loads(graph_json), upgrade=False))
+    return infer_document(doc, graph_json, shapes, dtypes, param_shapes, revision)
+
+
+def infer_document(doc: GraphDocument, graph_json: str, shapes: Mapping[str, Shape],
+                   dtypes: Mapping[str, str] | None = None,
+                   param_shapes: Mapping[str, Shape] | None = None,
+                   revision: int = -1) -> ShapeResult:
+    """:func:`infer` for a document already parsed from ``graph_json`` (its own copy)."""
     mx = import_mxnet()
-    graph = symbol_io.parse_graph(json.loads(graph_json), upgrade=False)
-    nodes, heads = graph.nodes, graph.heads
-    order = symbol_io.dfs_order(nodes, heads)
-    locator = _Locator(nodes, order)
-    entries = _entries(nodes, order, graph.row_hints)
+    entries = [(e.node, e.index) for e in doc.internals()]
     try:
         sym = mx.sym.load_json(graph_json)
     except mx.base.MXNetError as exc:
-        err = explain(str(exc), locator)
-        return _empty(entries, dict(shapes), err, revision)
+        return _empty(entries, dict(shapes), explain(str(exc), doc), revision)
     arg_names = sym.list_arguments()
     aux_names = sym.list_auxiliary_states()
     unknown = [n for n in shapes if n not in arg_names and n not in aux_names]
@@ -237,38 +226,23 @@ def infer(graph_json: str, shapes: Mapping[str, Shape],
             warnings.simplefilter("ignore")
             arg_s, out_s, aux_s = internals.infer_shape_partial(**given)
     except mx.base.MXNetError as exc:
-        return _after_error(mx, str(exc), nodes, heads, order, locator, entries, given,
-                            revision)
+        return _after_error(mx, str(exc), doc, entries, given, revision)
     by_entry = {e: s for e, s in zip(entries, (_shape_or_none(s) for s in out_s))
                 if s is not None}
     dt = _infer_dtypes(mx, internals, arg_names, dtypes or {}, len(entries))
     missing = tuple(n for n, s in zip(internals.list_arguments(), arg_s)
                     if not known(_shape_or_none(s)))
-    out_shapes = tuple(by_entry.get((s, k)) for s, k, _ in heads)
     return ShapeResult(
         internal_shapes=tuple(by_entry.get(e) for e in entries),
         internal_dtypes=dt,
         arg_shapes={n: _shape_or_none(s) for n, s in zip(internals.list_arguments(), arg_s)},
         aux_shapes={n: _shape_or_none(s) for n, s in zip(aux_names, aux_s)},
-        output_shapes=out_shapes,
+        output_shapes=tuple(by_entry.get((s, k)) for s, k, _ in doc.heads),
         inputs_used=given,
         missing_inputs=missing,
         revision=revision,
         by_entry=by_entry,
     )
-
-
-def _entries(nodes: list[symbol_io.Node], order: list[int],
-             row_hints: list[int] | None) -> list[tuple[int, int]]:
-    out = []
-    for i in order:
-        node = nodes[i]
-        if node.is_variable:
-            out.append((i, 0))
-        else:
-            _, names = opinfo.outputs(node.op, node.attrs, row_hints[i] if row_hints else None)
-            out.extend((i, k) for k in range(len(names)))
-    return out
 
 
 def _infer_dtypes(mx: Any, internals: Any, arg_names: list[str], dtypes: Mapping[str, str],
@@ -293,33 +267,30 @@ def _empty(entries: list[tuple[int, int]], given: dict[str, Shape], err: ShapeEr
                        (), given, err, (), revision)
 
 
-def _after_error(mx: Any, text: str, nodes: list[symbol_io.Node], heads: list[symbol_io.Entry],
-                 order: list[int], locator: _Locator, entries: list[tuple[int, int]],
+def _after_error(mx: Any, text: str, doc: GraphDocument, entries: list[tuple[int, int]],
                  given: dict[str, Shape], revision: int) -> ShapeResult:
     """Inference failed at some node: infer what lies upstream of it, then explain."""
     m = _IN_OPERATOR.search(text)
+    bad = doc.node_named(m.group("node")) if m else None
     upstream: dict[tuple[int, int], Shape] = {}
-    if m and m.group("node") in locator.by_name:
-        bad = locator.by_name[m.group("node")]
-        if nodes[bad].inputs:
-            sub_nodes, sub_heads, old_ids = subgraph.cut(nodes, list(nodes[bad].inputs))
-            sub_json = json.dumps(symbol_io.graph_to_dict(sub_nodes, sub_heads, {}))
-            try:
-                sub = mx.sym.load_json(sub_json).get_internals()
-                names = set(sub.list_arguments()) | set(sub.list_auxiliary_states())
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    _, out_s, _ = sub.infer_shape_partial(
-                        **{k: v for k, v in given.items() if k in names})
-                sub_order = symbol_io.dfs_order(sub_nodes, sub_heads)
-                sub_entries = _entries(sub_nodes, sub_order, None)
-                for (nid, k), s in zip(sub_entries, out_s):
-                    shape = _shape_or_none(s)
-                    if shape is not None:
-                        upstream[(old_ids[nid], k)] = shape
-            except mx.base.MXNetError:
-                pass
-    err = explain(text, locator, upstream)
+    if bad is not None and doc.nodes[bad].inputs:
+        sub_nodes, sub_heads, old_ids = subgraph.cut(doc.nodes, list(doc.nodes[bad].inputs))
+        sub_doc = GraphDocument(symbol_io.ParsedGraph(sub_nodes, sub_heads, {}, "nnvm",
+                                                      symbol_io.CURRENT_VERSION))
+        try:
+            sub = mx.sym.load_json(sub_doc.to_json(indent=None)).get_internals()
+            names = set(sub.list_arguments()) | set(sub.list_auxiliary_states())
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _, out_s, _ = sub.infer_shape_partial(
+                    **{k: v for k, v in given.items() if k in names})
+            for e, s in zip(sub_doc.internals(), out_s):
+                shape = _shape_or_none(s)
+                if shape is not None:
+                    upstream[(old_ids[e.node], e.index)] = shape
+        except mx.base.MXNetError:
+            pass
+    err = explain(text, doc, upstream)
     return ShapeResult(
         internal_shapes=tuple(upstream.get(e) for e in entries),
         internal_dtypes=tuple(None for _ in entries),

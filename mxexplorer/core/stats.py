@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from mxexplorer.core import opinfo
-from mxexplorer.core.document import GraphDocument, NodeKind
+from mxexplorer.core import shapes as shape_infer
+from mxexplorer.core.document import GraphDocument, GraphSnapshot, NodeKind
 from mxexplorer.core.shapes import Shape, ShapeResult, known
 
 DTYPE_BYTES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "uint8": 1,
@@ -31,7 +32,7 @@ _UNARY = {"Activation", "LeakyReLU", "relu", "sigmoid", "tanh", "softsign", "exp
           "sqrt", "rsqrt", "square", "abs", "negative", "reciprocal", "clip", "erf",
           "_contrib_gelu", "hard_sigmoid", "log_sigmoid", "mish", "sign", "floor", "ceil",
           "round", "cos", "sin", "_copyto", "smooth_l1", "gamma", "expm1", "log1p",
-          "cbrt", "rcbrt", "SoftmaxActivation_unused"}
+          "cbrt", "rcbrt"}
 _NORMS = {"BatchNorm", "BatchNorm_v1", "CuDNNBatchNorm", "_contrib_SyncBatchNorm",
           "InstanceNorm", "LayerNorm", "GroupNorm", "L2Normalization", "LRN",
           "_contrib_BatchNormWithReLU"}
@@ -46,7 +47,7 @@ _FREE = {"Reshape", "Flatten", "transpose", "expand_dims", "squeeze", "SwapAxis"
          "gather_nd", "where", "Embedding", "_contrib_arange_like", "depth_to_space",
          "space_to_depth", "broadcast_to", "broadcast_like", "broadcast_axis",
          "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput",
-         "_CrossDeviceCopy", "amp_cast", "amp_multicast", "UpSampling_free"}
+         "_CrossDeviceCopy", "amp_cast", "amp_multicast"}
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,7 @@ def node_macs(op: str, attrs: Mapping[str, str], in_shapes: list[Shape | None],
     if canon in _FREE:
         return 0
     if not known(out):
-        return 0 if canon in _NORMS | _SOFTMAX | _UNARY else (
-            0 if _is_modelled(canon) else None)
+        return 0 if _is_modelled(canon) else None
     out_elems = _size(out)
     has_bias = "bias" in slots
     if canon in ("Convolution", "Convolution_v1", "_contrib_DeformableConvolution"):
@@ -158,8 +158,10 @@ def node_macs(op: str, attrs: Mapping[str, str], in_shapes: list[Shape | None],
 
 
 def _is_modelled(canon: str) -> bool:
+    """Whether :func:`node_macs` has a rule for the op (0 then means "shape unknown")."""
     return (canon in ("Convolution", "Convolution_v1", "Deconvolution", "FullyConnected",
                       "Pooling", "add_n", "ElementWiseSum", "_contrib_DeformableConvolution")
+            or canon in _NORMS or canon in _UNARY or canon in _SOFTMAX
             or canon.startswith(_ELEMENTWISE_PREFIXES))
 
 
@@ -204,6 +206,23 @@ def compute(doc: GraphDocument, result: ShapeResult) -> GraphStats:
     aux_total = sum(_size(shape_of.get((i, 0))) for i in doc.aux_states())
     return GraphStats(per_node, per_entry_bytes, params_total, aux_total, act_bytes,
                       total_macs, tuple(sorted(uncounted)), tuple(sorted(free)))
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    """Shapes and the statistics that go with them, for one document revision."""
+
+    shapes: ShapeResult
+    stats: GraphStats
+
+
+def analyze(snap: GraphSnapshot, given: Mapping[str, Shape],
+            dtypes: Mapping[str, str] | None = None) -> AnalysisResult:
+    """Shape inference plus statistics on a snapshot: the whole job of a worker."""
+    doc = GraphDocument.from_snapshot(snap)
+    result = shape_infer.infer_document(doc, snap.json, given, dtypes, snap.param_shapes,
+                                        snap.revision)
+    return AnalysisResult(result, compute(doc, result))
 
 
 def human_count(n: float) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -424,7 +425,6 @@ def mxnet_message(exc: BaseException) -> str:
     text = " ".join(lines)
     if text.startswith("MXNetError: "):
         text = text[len("MXNetError: "):]
-    import re
     text = re.sub(r"\[\d\d:\d\d:\d\d\] \S+:\d+: ", "", text)
     return text
 
@@ -492,17 +492,18 @@ def graph_to_dict(nodes: list[Node], heads: list[Entry], graph_attrs: dict[str, 
     return out
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder + rename.
+def write_atomic(path: str, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder + rename.
 
-    Raises ``OSError`` (with the original untouched) when the folder is not writable or
-    the disk is full.
+    The file at ``path`` is either the old one or the complete new one, never a part.
+    Raises ``OSError`` (with the original untouched and no temporary left behind) when
+    the folder is not writable or the disk is full.
     """
     folder = os.path.dirname(os.path.abspath(path)) or "."
     fd, tmp = tempfile.mkstemp(prefix=".mxexplorer-", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         if os.path.exists(path):

@@ -291,22 +291,25 @@ class MainWindow(QMainWindow):
     def _on_infer_requested(self, given: dict, dtype: str) -> None:
         self._start_inference(given, dtype)
 
-    def _start_inference(self, given: dict[str, Shape], dtype: str) -> None:
-        doc = self.document
-        if doc is None:
-            return
+    def _analysis_job(self, given: dict[str, Shape], dtype: str) -> Any:
+        """Snapshot the document (here, on the GUI thread) and return the job to run:
+        inference and statistics on the snapshot, wherever it runs."""
+        assert self.document is not None
         self.last_shapes, self.last_dtype = dict(given), dtype
-        if self._infer_job is not None:
-            self._infer_job[1].request_cancel()
-        text = doc.to_json(indent=None)
-        params = doc.param_shapes()
-        revision = doc.revision
+        snap = self.document.snapshot()
         dtypes = {k: dtype for k in given}
 
-        def job(progress: Any, token: Any) -> ShapeResult:
-            return shapes.infer(text, given, dtypes, params, revision)
+        def job(progress: Any = None, token: Any = None) -> stats.AnalysisResult:
+            return stats.analyze(snap, given, dtypes)
 
-        worker = workers.FunctionWorker(job)
+        return job
+
+    def _start_inference(self, given: dict[str, Shape], dtype: str) -> None:
+        if self.document is None:
+            return
+        if self._infer_job is not None:
+            self._infer_job[1].request_cancel()
+        worker = workers.FunctionWorker(self._analysis_job(given, dtype))
         worker.finished.connect(self._on_inference_finished)
         worker.failed.connect(self._on_inference_failed)
         thread = workers.start(self, worker)
@@ -316,22 +319,18 @@ class MainWindow(QMainWindow):
             self.shape_form.set_message("Inferring...")
 
     def infer_blocking(self, given: dict[str, Shape], dtype: str = "float32") -> None:
-        """Infer on the calling thread (the --screenshot path and tests)."""
-        doc = self.document
-        if doc is None:
-            return
-        self.last_shapes, self.last_dtype = dict(given), dtype
-        result = shapes.infer(doc.to_json(indent=None), given, {k: dtype for k in given},
-                              doc.param_shapes(), doc.revision)
-        self._on_inference_finished(result)
+        """The same job on the calling thread (the --screenshot path)."""
+        if self.document is not None:
+            self._on_inference_finished(self._analysis_job(given, dtype)())
 
     @Slot(object)
-    def _on_inference_finished(self, result: ShapeResult) -> None:
+    def _on_inference_finished(self, analysis: stats.AnalysisResult) -> None:
         doc = self.document
+        result = analysis.shapes
         if doc is None or result.revision != doc.revision:
             return  # stale: the document changed while this ran
         self.shape_result = result
-        self.graph_stats = stats.compute(doc, result)
+        self.graph_stats = analysis.stats
         assert self.tree is not None and self.shape_form is not None
         inputs = {doc.nodes[i].name for i in doc.data_inputs()}
         used = {k: v for k, v in result.inputs_used.items() if k in inputs}
@@ -369,6 +368,8 @@ class MainWindow(QMainWindow):
             text += (f" | params {stats.human_count(st.params)} | FLOPs "
                      f"{stats.human_count(st.flops)} | activations "
                      f"{stats.human_bytes(st.activation_bytes)}")
+            if self.shape_result is not None and not self.shape_result.complete:
+                text += " (partial: not every shape is known)"
         self.totals.setText(text)
 
     # ---------------------------------------------------------------- files
@@ -392,13 +393,6 @@ class MainWindow(QMainWindow):
             self.show_error("File not found", f"{path} no longer exists; removed from the list.")
             return
         self.open_path(path)
-
-    def _params_target(self, symbol_path: str) -> str | None:
-        doc = self.document
-        if doc is None or not doc.params_path or not symbol_path.endswith("-symbol.json"):
-            return None
-        epoch = doc.params_epoch or 0
-        return f"{symbol_path[:-len('-symbol.json')]}-{epoch:04d}.params"
 
     def save(self) -> bool:
         doc = self.document
@@ -434,7 +428,7 @@ class MainWindow(QMainWindow):
         doc = self.document
         assert doc is not None
         try:
-            doc.save(path, self._params_target(path))
+            doc.save(path)
         except OSError as exc:
             self.show_error("Save failed", f"{path}: {exc.strerror or exc}\n"
                                            "Your edits are kept; try another folder.")

@@ -60,7 +60,7 @@ def test_rename_carries_own_parameters_and_the_checkpoint(mlp, tmp_path) -> None
     bn = mlp.find("bn1")[0]
     edits.RenameNodeEdit(bn, "norm").apply(mlp)
     out = tmp_path / "renamed-symbol.json"
-    mlp.save(str(out), str(tmp_path / "renamed-0000.params"))
+    mlp.save(str(out))
     sym, args, aux = mx.model.load_checkpoint(str(tmp_path / "renamed"), 0)
     assert "stem_weight" in args and "norm_moving_mean" in aux
     exe = sym.simple_bind(mx.cpu(), data=(2, 784), softmax_label=(2,), grad_req="null")
@@ -107,7 +107,7 @@ def test_prefix_all_names_with_params(mlp, tmp_path) -> None:
     _roundtrip(mlp, edits.PrefixAllEdit("sha-"))
     edits.PrefixAllEdit("sha-").apply(mlp)
     assert all(n.startswith("sha-") for n in mlp.internal_names())
-    mlp.save(str(tmp_path / "shared-symbol.json"), str(tmp_path / "shared-0000.params"))
+    mlp.save(str(tmp_path / "shared-symbol.json"))
     sym, args, aux = mx.model.load_checkpoint(str(tmp_path / "shared"), 0)
     assert set(args) == {n for n in sym.list_arguments() if n.startswith("sha-fc")
                          or n.startswith("sha-bn")}
@@ -151,3 +151,18 @@ def test_cut_here_exports_a_feature_extractor(zoo, tmp_path) -> None:
     mod.set_params(args, aux, allow_extra=True)
     mod.forward(mx.io.DataBatch([mx.nd.ones((1, 3, 224, 224))]), is_train=False)
     assert mod.get_outputs()[0].shape == (1, 512, 1, 1)
+
+
+def test_checkpoint_classification_follows_renames(tmp_path) -> None:
+    """A learned tensor fed through a plain input slot is a parameter because the
+    checkpoint says so, before and after it is renamed."""
+    data, offset = mx.sym.var("data"), mx.sym.var("offset")
+    sym = mx.sym.broadcast_add(data, offset, name="shift")
+    sym.save(str(tmp_path / "shift-symbol.json"))
+    mx.nd.save(str(tmp_path / "shift-0000.params"), {"arg:offset": mx.nd.ones((1, 3))})
+    doc = GraphDocument.open(str(tmp_path / "shift-symbol.json"))
+    offset_id = doc.find("offset")[0]
+    assert [doc.nodes[i].name for i in doc.data_inputs()] == ["data"]
+    edits.RenameNodeEdit(offset_id, "bias_offset").apply(doc)
+    assert [doc.nodes[i].name for i in doc.data_inputs()] == ["data"]
+    assert doc.param_shapes() == {"bias_offset": (1, 3)}

@@ -253,3 +253,11 @@ def test_dock_layout_is_remembered(qtbot, settings) -> None:
     second.show()
     qtbot.waitUntil(lambda: second.mxnet_ready and not second._jobs, timeout=30000)
     assert second.memory_dock.isHidden() and not second.tree_dock.isHidden()
+
+
+def test_status_totals_say_when_they_are_partial(make_window, qtbot) -> None:
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    window.infer_blocking({"data": (4, 100)})
+    assert "partial" in window.totals.text()
+    window.infer_blocking({"data": (4, 784)})
+    assert "partial" not in window.totals.text() and "params 52.78 K" in window.totals.text()

@@ -5,6 +5,7 @@ through :class:`~mxexplorer.gui.bridge.Selection`.
 """
 from __future__ import annotations
 
+import math
 import re
 
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
@@ -149,7 +150,8 @@ class InternalsPanel(QWidget):
         texts = [label or entry.name, "" if node.is_variable else node.op,
                  format_shape(shape) if shape else "", human_bytes(nbytes) if nbytes else "",
                  human_count(params) if params else "", human_count(macs) if macs else ""]
-        sort_keys: list[object] = [entry_index, texts[1], float(sum(shape) if shape else -1),
+        elements = float(math.prod(shape)) if shape else -1.0
+        sort_keys: list[object] = [entry_index, texts[1], elements,
                                    float(nbytes), float(params), float(macs)]
         mirrored = edits.is_mirror_stage(node.attrs)
         items = []
