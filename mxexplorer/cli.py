@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from mxexplorer import __version__
 from mxexplorer.core.errors import MXNetMissingError, UserError
 
-SUBCOMMANDS = ("info", "infer")
+SUBCOMMANDS = ("info", "infer", "render")
 
 
 def _shape_args(values: Sequence[str] | None) -> dict[str, tuple[int, ...]]:
@@ -125,6 +125,30 @@ def cmd_infer(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_render(args: argparse.Namespace) -> int:
+    from mxexplorer.core import drawing, shapes
+    from mxexplorer.core.document import GraphDocument
+
+    drawing.format_for(args.output)
+    doc = GraphDocument.open(args.file)
+    shape_map = _shape_args(args.shape)
+    by_entry = None
+    if shape_map:
+        result = shapes.infer_document(doc, doc.to_json(indent=None), shape_map,
+                                       param_shapes=doc.param_shapes())
+        if result.error is not None:
+            raise UserError(f"shape inference stopped at {result.error.one_line()}")
+        by_entry = result.by_entry
+    graph = drawing.visible_graph(doc, show_params=args.show_params)
+    dpi = args.dpi if drawing.format_for(args.output) == "png" else 0
+    source = drawing.styled_source(doc, graph, by_entry, legend=not args.no_legend,
+                                   title=args.title, dpi=dpi)
+    size = drawing.render_file(source, args.output)
+    sys.stderr.write(f"wrote {args.output} ({len(graph.nodes)} nodes, "
+                     f"{len(graph.edges)} edges, {size:,} bytes)\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mxexplorer",
@@ -146,6 +170,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="float32", help="dtype of the inputs (float32)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_infer)
+
+    p = sub.add_parser("render", help="draw the graph with graphviz to SVG, PNG or PDF")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.svg|png|pdf")
+    p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...",
+                   help="infer shapes (needs MXNet) and label every edge with its shape")
+    p.add_argument("--show-params", action="store_true",
+                   help="draw parameter and auxiliary variables too")
+    p.add_argument("--no-legend", action="store_true", help="leave the legend out")
+    p.add_argument("--title", help="a title above the graph")
+    p.add_argument("--dpi", type=int, default=150, help="resolution of a PNG (150)")
+    p.set_defaults(func=cmd_render)
     return parser
 
 

@@ -292,47 +292,55 @@ def op_family(op: str) -> str:
 
 
 def describe_params(op: str, attrs: Mapping[str, str]) -> str:
-    """Short label text with an op's key parameters (kernel, stride, filters...)."""
+    """Short label text with an op's key parameters: ``7×7/2, 64`` for a
+    convolution (kernel/stride, filters), hidden units, pool type, activation..."""
     canon = canonical_op(op)
-    parts: list[str] = []
 
     def dims(key: str) -> str | None:
         t = tuple_attr(attrs, key)
         if not t:
             return None
-        return "x".join("?" if d is None else str(d) for d in t)
+        return "×".join("?" if d is None else str(d) for d in t)
 
+    def window() -> str:
+        k = dims("kernel") or ""
+        s = tuple_attr(attrs, "stride")
+        if s and any(d != 1 for d in s):
+            k += "/" + ("×".join(str(d) for d in s) if len(set(s)) > 1 else str(s[0]))
+        d = tuple_attr(attrs, "dilate")
+        if d and any(x != 1 for x in d):
+            k += f" d{max(x or 1 for x in d)}"
+        return k
+
+    parts: list[str] = []
     if canon in ("Convolution", "Deconvolution", "Convolution_v1"):
-        k = dims("kernel")
-        if k:
-            parts.append(k)
-        s = dims("stride")
-        if s and set(s.split("x")) != {"1"}:
-            parts.append(f"/{s}")
+        parts.append(window())
         if "num_filter" in attrs:
-            parts.append(f"{int_attr(attrs, 'num_filter')}")
+            parts.append(str(int_attr(attrs, "num_filter")))
         if int_attr(attrs, "num_group", 1) > 1:
-            parts.append(f"g{int_attr(attrs, 'num_group')}")
+            parts.append(f"groups {int_attr(attrs, 'num_group')}")
     elif canon == "FullyConnected":
         parts.append(str(attrs.get("num_hidden", "?")))
     elif canon == "Pooling":
-        if flag(attrs, "global_pool"):
-            parts.append(f"global {attrs.get('pool_type', 'max')}")
-        else:
-            parts.append(str(attrs.get("pool_type", "max")))
-            k = dims("kernel")
-            if k:
-                parts.append(k)
-            s = dims("stride")
-            if s and set(s.split("x")) != {"1"}:
-                parts.append(f"/{s}")
+        kind = str(attrs.get("pool_type", "max"))
+        parts.append(f"global {kind}" if flag(attrs, "global_pool") else f"{kind} {window()}")
     elif canon in ("Activation", "LeakyReLU"):
-        parts.append(str(attrs.get("act_type", "")))
+        parts.append(str(attrs.get("act_type", "leaky" if canon == "LeakyReLU" else "")))
+    elif canon == "Dropout":
+        parts.append(f"p={attrs.get('p', '0.5')}")
+    elif canon in ("Concat", "concat", "SliceChannel", "_split_v2"):
+        if "dim" in attrs or "axis" in attrs:
+            parts.append(f"axis {attrs.get('dim', attrs.get('axis'))}")
+    elif canon == "Reshape":
+        if "shape" in attrs:
+            parts.append(str(attrs["shape"]))
     elif canon == "RNN":
         parts.append(f"{attrs.get('mode', '')} {attrs.get('state_size', '')}")
+        if int_attr(attrs, "num_layers", 1) > 1:
+            parts.append(f"{int_attr(attrs, 'num_layers')} layers")
     elif canon == "Embedding":
-        parts.append(f"{attrs.get('input_dim', '?')}->{attrs.get('output_dim', '?')}")
-    return " ".join(p for p in parts if p)
+        parts.append(f"{attrs.get('input_dim', '?')}→{attrs.get('output_dim', '?')}")
+    return ", ".join(p.strip() for p in parts if p and p.strip())
 
 
 def as_str_attrs(attrs: Any) -> dict[str, str]:

@@ -75,6 +75,7 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
         from PySide6.QtWidgets import QApplication
 
         QApplication.processEvents()
+        _wait_for_graph(window)
         if not window.grab().save(screenshot):
             raise UserError(f"cannot write the screenshot to {screenshot}")
         window.undo_stack.setClean()
@@ -84,6 +85,20 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
     code = int(app.exec())  # type: ignore[attr-defined]
     _flush_deletes()
     return code
+
+
+def _wait_for_graph(window: object, timeout: float = 120.0) -> None:
+    """Let the graph pane finish its layout (or fail) before a screenshot."""
+    import time
+
+    from PySide6.QtWidgets import QApplication
+
+    pane = getattr(window, "graph_pane", None)
+    deadline = time.monotonic() + timeout
+    while pane is not None and pane.busy_now and time.monotonic() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.005)
+    QApplication.processEvents()
 
 
 def _flush_deletes() -> None:

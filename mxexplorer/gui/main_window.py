@@ -28,6 +28,7 @@ from mxexplorer.core.shapes import Shape, ShapeResult
 from mxexplorer.gui import workers
 from mxexplorer.gui.bridge import DocumentBridge, Selection
 from mxexplorer.gui.commands import EditCommand
+from mxexplorer.gui.panels.graph_view import GraphPane
 from mxexplorer.gui.panels.inspector import AttributePanel
 from mxexplorer.gui.panels.shape_form import ShapeFormPanel
 from mxexplorer.gui.panels.tree import InternalsPanel
@@ -58,6 +59,7 @@ class MainWindow(QMainWindow):
         self.tree: InternalsPanel | None = None
         self.inspector: AttributePanel | None = None
         self.shape_form: ShapeFormPanel | None = None
+        self.graph_pane: GraphPane | None = None
         self.shape_result: ShapeResult | None = None
         self.graph_stats: stats.GraphStats | None = None
         self.last_shapes: dict[str, Shape] = {}
@@ -116,6 +118,9 @@ class MainWindow(QMainWindow):
                                                self.save)
         self.save_as_action = file_menu.addAction("Save &As...", QKeySequence.StandardKey.SaveAs,
                                                   self.save_as)
+        self.export_graph_action = file_menu.addAction("&Export Graph Picture...",
+                                                       QKeySequence("Ctrl+E"),
+                                                       self._on_export_graph_triggered)
         file_menu.addSeparator()
         file_menu.addAction("&Quit", QKeySequence.StandardKey.Quit, self.close)
         edit_menu = bar.addMenu("&Edit")
@@ -137,7 +142,7 @@ class MainWindow(QMainWindow):
 
     def _set_document_actions(self, on: bool) -> None:
         for action in (self.save_action, self.save_as_action, self.prefix_action,
-                       self.mirror_action):
+                       self.mirror_action, self.export_graph_action):
             action.setEnabled(on)
 
     # ------------------------------------------------------------- document
@@ -145,7 +150,7 @@ class MainWindow(QMainWindow):
         """Show ``doc``; the window owns it from now on (one document per window)."""
         if self.bridge is not None:
             self.bridge.detach()
-        for panel in (self.tree, self.inspector):
+        for panel in (self.tree, self.inspector, self.graph_pane):
             if panel is not None:
                 panel.close()
         self.document = doc
@@ -169,9 +174,10 @@ class MainWindow(QMainWindow):
         self.shape_form = ShapeFormPanel(doc, initial)
         self.shape_form.infer_requested.connect(self._on_infer_requested)
         self.shapes_dock.setWidget(self.shape_form)
-        self.setCentralWidget(_placeholder(
-            "Graph pane: the network drawn by graphviz comes with its own issue.\n"
-            "Meanwhile the tree, the attributes and the shapes are all live."))
+        self.graph_pane = GraphPane(self.bridge, self.selection)
+        self.graph_pane.mirror_requested.connect(self._on_mirror_requested)
+        self.graph_pane.exported.connect(self._on_graph_exported)
+        self.setCentralWidget(self.graph_pane)
         self.undo_stack.clear()
         self._set_document_actions(True)
         if doc.path:
@@ -231,6 +237,14 @@ class MainWindow(QMainWindow):
         ops = [n for n in self.selection.nodes if not doc.nodes[n].is_variable]
         on = not all(edits.is_mirror_stage(doc.nodes[n].attrs) for n in ops)
         self._on_mirror_requested(list(self.selection.nodes), on)
+
+    def _on_export_graph_triggered(self) -> None:
+        if self.graph_pane is not None:
+            self.graph_pane.export_dialog()
+
+    @Slot(str)
+    def _on_graph_exported(self, path: str) -> None:
+        self.statusBar().showMessage(f"Exported {path}", 5000)
 
     def _on_prefix_triggered(self) -> None:
         prefix, ok = QInputDialog.getText(self, "Prefix all names",
@@ -338,6 +352,8 @@ class MainWindow(QMainWindow):
         if doc.path and result.error is None:
             self.settings.set_last_shapes(doc.path, used)
         self.tree.set_results(result, self.graph_stats)
+        if self.graph_pane is not None:
+            self.graph_pane.set_shapes(result)
         if result.error is not None:
             err = result.error
             self.shape_form.set_message(
@@ -488,6 +504,8 @@ class MainWindow(QMainWindow):
 
     def stop_jobs(self, timeout: float = 15.0) -> None:
         """Cancel every worker and wait for its thread (GIL released between waits)."""
+        if self.graph_pane is not None:
+            self.graph_pane.stop()
         for thread, worker in self._jobs:
             worker.request_cancel()
             thread.quit()
@@ -511,6 +529,6 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._shown and self.settings.window_state() is None:
             self.resizeDocks([self.tree_dock, self.inspector_dock],
-                             [int(self.width() * 0.5), int(self.width() * 0.27)],
+                             [int(self.width() * 0.3), int(self.width() * 0.24)],
                              Qt.Orientation.Horizontal)
         self._shown = True

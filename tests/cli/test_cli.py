@@ -103,3 +103,27 @@ def test_without_mxnet_info_works_and_infer_names_the_extra() -> None:
     assert infer.returncode == 2
     line = _one_error_line(infer)
     assert "MXNet is not installed" in line and "mxexplorer[cpu]" in line
+
+
+def test_render_svg_with_shapes_on_the_edges(tmp_path) -> None:
+    out = tmp_path / "r18.svg"
+    proc = run("render", str(EXAMPLES / "resnet18_v1-symbol.json"), "-o", str(out),
+               "--shape", "data=1,3,224,224")
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert text.lstrip().startswith("<?xml") and "1\u00d764\u00d756\u00d756" in text
+    assert "resnetv10_stage1_conv0_weight" not in text
+    proc = run("render", str(EXAMPLES / "resnet18_v1-symbol.json"), "-o",
+               str(tmp_path / "p.png"), "--show-params")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_render_bad_format_and_missing_dot_are_one_line(tmp_path) -> None:
+    path = str(EXAMPLES / "mlp-symbol.json")
+    proc = run("render", path, "-o", str(tmp_path / "x.gif"))
+    assert proc.returncode == 2 and ".svg, .png or .pdf" in _one_error_line(proc)
+    env = dict(os.environ, MXEXPLORER_DOT=str(tmp_path / "no-dot"))
+    proc = run("render", path, "-o", str(tmp_path / "x.pdf"), env=env)
+    assert proc.returncode == 2 and "install it with" in _one_error_line(proc)
+    assert not (tmp_path / "x.pdf").exists()

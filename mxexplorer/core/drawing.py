@@ -1,0 +1,386 @@
+"""The network as a picture: what is drawn, how it looks, and graphviz ``dot`` to lay it out.
+
+One description serves both consumers:
+
+* the GUI asks :func:`layout_source` for a DOT graph with labels only, runs
+  :func:`run_dot` in ``plain`` format on a worker and draws its own scene from
+  :func:`parse_plain` (restyling on tags and adding shapes needs no new layout);
+* ``mxexplorer render`` and the GUI's export ask :func:`styled_source` for the same
+  graph with colours, tags, edge shapes and a legend, and let ``dot`` write SVG, PNG
+  or PDF (:func:`render_file`).
+
+Node ids in DOT are ``n<index>`` so renames never move anything.  No Qt here.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from mxexplorer.core import opinfo
+from mxexplorer.core.document import GraphDocument, NodeKind
+from mxexplorer.core.edits import FORCE_MIRRORING, is_mirror_stage
+from mxexplorer.core.errors import Cancelled, UserError
+from mxexplorer.core.progress import CancelToken
+from mxexplorer.core.symbol_io import write_atomic
+
+# (fill, border) per op family; pastel fills after mx.viz.plot_network's palette
+FAMILY_COLOURS: dict[str, tuple[str, str]] = {
+    "input": ("#bfe6df", "#3f8f83"),
+    "parameter": ("#f4f4f4", "#a8a8a8"),
+    "convolution": ("#fbc9c0", "#b8473a"),
+    "dense": ("#f6b3a8", "#a33a2c"),
+    "normalization": ("#d9d5f0", "#675da6"),
+    "activation": ("#fff3b0", "#a68d10"),
+    "pooling": ("#c6dcef", "#3b75a6"),
+    "concat": ("#fddcb5", "#bf7417"),
+    "shape": ("#eadfcb", "#8a7049"),
+    "elementwise": ("#dcefc3", "#5f8f27"),
+    "output": ("#c9e8b5", "#437f24"),
+    "recurrent": ("#f5cfe3", "#9c4576"),
+    "dropout": ("#e4e4e4", "#777777"),
+    "other": ("#ececec", "#7c7c7c"),
+    "unknown": ("#ffffff", "#d02020"),
+}
+FAMILY_NAMES: dict[str, str] = {
+    "input": "data input", "parameter": "parameter / aux", "convolution": "convolution",
+    "dense": "fully connected", "normalization": "normalization",
+    "activation": "activation", "pooling": "pooling", "concat": "concat / slice",
+    "shape": "reshape / cast", "elementwise": "element-wise", "output": "output / loss",
+    "recurrent": "recurrent / embedding", "dropout": "dropout", "other": "other op",
+    "unknown": "op unknown to MXNet",
+}
+MIRROR_COLOUR = "#7b2cbf"     # a mirror-stage boundary: thick solid border
+RECOMPUTE_COLOUR = "#e07000"  # recomputed in backward (force_mirroring): dashed border
+FONT = "Helvetica"
+FONT_SIZE = 10.0
+DETAIL_SIZE = 8.5
+EDGE_FONT_SIZE = 8.0
+
+
+@dataclass(frozen=True)
+class VisNode:
+    id: int
+    title: str
+    detail: str
+    family: str
+    mirror_stage: bool
+    recompute: bool
+
+
+@dataclass(frozen=True)
+class VisEdge:
+    src: int
+    index: int   # output index of ``src``
+    dst: int
+
+
+@dataclass(frozen=True)
+class VisibleGraph:
+    """What the picture shows: nodes in document order and the edges between them."""
+
+    nodes: tuple[VisNode, ...]
+    edges: tuple[VisEdge, ...]
+    show_params: bool
+
+    def families(self) -> list[str]:
+        seen = dict.fromkeys(n.family for n in self.nodes)
+        return [f for f in FAMILY_COLOURS if f in seen]
+
+    @property
+    def has_tags(self) -> bool:
+        return any(n.mirror_stage or n.recompute for n in self.nodes)
+
+
+def visible_graph(doc: GraphDocument, show_params: bool = False) -> VisibleGraph:
+    """The nodes and edges drawn: operators and data inputs, plus parameter and
+    auxiliary variables when ``show_params`` (``plot_network(hide_weights=False)``)."""
+    kinds = doc.kinds()
+    shown: dict[int, VisNode] = {}
+    for i in doc.order():
+        node = doc.nodes[i]
+        if node.is_variable:
+            if kinds[i] != NodeKind.DATA and not show_params:
+                continue
+            family = "input" if kinds[i] == NodeKind.DATA else "parameter"
+            shown[i] = VisNode(i, node.name, "", family, False, False)
+            continue
+        if opinfo.is_registered(node.op):
+            family = opinfo.op_family(node.op)
+            detail = opinfo.describe_params(node.op, node.attrs)
+        else:
+            family, detail = "unknown", "not in MXNet 1.9.1"
+        shown[i] = VisNode(i, node.op, detail, family, is_mirror_stage(node.attrs),
+                           opinfo.flag(node.attrs, FORCE_MIRRORING))
+    edges = []
+    for i in shown:
+        for src, index, _ in doc.nodes[i].inputs:
+            if src in shown:
+                edges.append(VisEdge(src, index, i))
+    return VisibleGraph(tuple(shown.values()), tuple(edges), show_params)
+
+
+# ------------------------------------------------------------------ DOT text
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def node_label(node: VisNode) -> str:
+    """An HTML-like DOT label: the op in bold, its key parameters under it."""
+    title = f'<b>{_html(node.title)}</b>' if node.family not in ("input", "parameter") \
+        else _html(node.title)
+    if node.detail:
+        return (f'<{title}<br/><font point-size="{DETAIL_SIZE:g}">'
+                f'{_html(node.detail)}</font>>')
+    return f"<{title}>"
+
+
+_GRAPH_HEAD = (
+    "digraph mxnet {",
+    '  graph [rankdir=TB, nodesep=0.22, ranksep=0.42, bgcolor="transparent", '
+    'outputorder=edgesfirst];',
+    f'  node [shape=box, style="rounded,filled", fontname="{FONT}", '
+    f'fontsize={FONT_SIZE:g}, height=0.32, margin="0.10,0.04", penwidth=1.1];',
+    '  edge [arrowsize=0.65, color="#555555", penwidth=1.0];',
+)
+
+
+def layout_source(graph: VisibleGraph) -> str:
+    """DOT text whose layout depends only on what changes node sizes or edges (not
+    on names, tags or shapes): equal text, equal layout."""
+    lines = list(_GRAPH_HEAD)
+    for n in graph.nodes:
+        lines.append(f"  n{n.id} [label={node_label(n)}];")
+    for e in graph.edges:
+        lines.append(f"  n{e.src} -> n{e.dst};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def format_dims(shape: Iterable[int]) -> str:
+    return "\u00d7".join(str(d) for d in shape)
+
+
+def node_style(node: VisNode) -> dict[str, str]:
+    fill, border = FAMILY_COLOURS[node.family]
+    style = {"fillcolor": fill, "color": border}
+    if node.recompute:
+        style.update(color=RECOMPUTE_COLOUR, penwidth="2.2", style='"rounded,filled,dashed"')
+    if node.mirror_stage:
+        style.update(color=MIRROR_COLOUR, penwidth="3.0")
+    return style
+
+
+def styled_source(doc: GraphDocument, graph: VisibleGraph,
+                  shapes: Mapping[tuple[int, int], tuple[int, ...]] | None = None,
+                  legend: bool = True, title: str | None = None, dpi: int = 0) -> str:
+    """DOT text for a finished picture: colours, tags, shapes on edges, a legend.
+
+    ``shapes`` maps ``(node, output index)`` to a shape (``ShapeResult.by_entry``).
+    Node ``id``s in an SVG are ``n<index>``, with the node name as tooltip.
+    """
+    lines = list(_GRAPH_HEAD)
+    if dpi:
+        lines.insert(2, f"  graph [dpi={int(dpi)}];")
+    if title:
+        lines.insert(2, f'  graph [label={_quote(title)}, labelloc=t, fontname="{FONT}", '
+                        "fontsize=14];")
+    for n in graph.nodes:
+        attrs = node_style(n)
+        attrs["label"] = node_label(n)
+        attrs["id"] = f'"n{n.id}"'
+        attrs["tooltip"] = _quote(doc.nodes[n.id].name)
+        if attrs["color"].startswith("#"):
+            attrs["color"] = f'"{attrs["color"]}"'
+        attrs["fillcolor"] = f'"{attrs["fillcolor"]}"'
+        body = ", ".join(f"{k}={v}" for k, v in attrs.items())
+        lines.append(f"  n{n.id} [{body}];")
+    for k, e in enumerate(graph.edges):
+        extra = ""
+        shape = shapes.get((e.src, e.index)) if shapes else None
+        if shape:
+            extra = (f', label={_quote(" " + format_dims(shape))}, fontsize={EDGE_FONT_SIZE:g}, '
+                     f'fontname="{FONT}", fontcolor="#444444"')
+        lines.append(f'  n{e.src} -> n{e.dst} [id="e{k}"{extra}];')
+    if legend:
+        lines.extend(_legend(graph))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _legend(graph: VisibleGraph) -> list[str]:
+    rows = []
+    for family in graph.families():
+        fill, border = FAMILY_COLOURS[family]
+        rows.append(f'<tr><td bgcolor="{fill}" border="1" color="{border}" width="18"></td>'
+                    f'<td align="left">{_html(FAMILY_NAMES[family])}</td></tr>')
+    if any(n.mirror_stage for n in graph.nodes):
+        rows.append(f'<tr><td border="3" color="{MIRROR_COLOUR}" width="18"></td>'
+                    '<td align="left">mirror stage</td></tr>')
+    if any(n.recompute for n in graph.nodes):
+        rows.append(f'<tr><td border="2" color="{RECOMPUTE_COLOUR}" bgcolor="#fff4e8" '
+                    'width="18"></td><td align="left">recomputed (force_mirroring)</td></tr>')
+    table = ('<<table border="0" cellborder="0" cellspacing="3" cellpadding="2">'
+             + "".join(rows) + "</table>>")
+    return ["  subgraph cluster_legend {",
+            '    graph [label="Legend", fontname="' + FONT + '", fontsize=10, '
+            'style="rounded", color="#bbbbbb"];',
+            f'    legend [shape=plaintext, style="", fontsize=9, label={table}];',
+            "  }"]
+
+
+# ------------------------------------------------------------------ running dot
+class GraphvizMissing(UserError):
+    """``dot`` is not installed."""
+
+
+def install_hint() -> str:
+    system = platform.system()
+    if system == "Darwin":
+        return "brew install graphviz"
+    if system == "Windows":
+        return "winget install graphviz (or choco install graphviz)"
+    if shutil.which("dnf"):
+        return "sudo dnf install graphviz"
+    if shutil.which("pacman"):
+        return "sudo pacman -S graphviz"
+    return "sudo apt-get install graphviz"
+
+
+def dot_program() -> str | None:
+    """Path of ``dot`` (``MXEXPLORER_DOT`` overrides the search), or None."""
+    override = os.environ.get("MXEXPLORER_DOT")
+    if override is not None:
+        return override if os.path.isfile(override) and os.access(override, os.X_OK) else None
+    return shutil.which("dot")
+
+
+def missing_message() -> str:
+    return f"graphviz 'dot' is not installed; install it with: {install_hint()}"
+
+
+def run_dot(source: str, fmt: str, token: CancelToken | None = None,
+            poll: float = 0.05) -> bytes:
+    """Run ``dot -T<fmt>`` on ``source``; kill it and raise :class:`Cancelled` as soon as
+    ``token`` is set.  Errors become one-line :class:`UserError`s."""
+    program = dot_program()
+    if program is None:
+        raise GraphvizMissing(missing_message())
+    try:
+        proc = subprocess.Popen([program, f"-T{fmt}"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        raise GraphvizMissing(f"cannot run graphviz 'dot' ({exc.strerror}); "
+                              f"install it with: {install_hint()}") from None
+    data: bytes | None = source.encode("utf-8")
+    while True:
+        try:
+            out, err = proc.communicate(data, timeout=poll)
+            break
+        except subprocess.TimeoutExpired:
+            data = None
+            if token is not None and token.cancelled:
+                proc.kill()
+                proc.communicate()
+                raise Cancelled() from None
+    if proc.returncode != 0:
+        lines = [ln for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()]
+        why = lines[-1] if lines else f"exit status {proc.returncode}"
+        raise UserError(f"graphviz dot failed: {why}")
+    return out
+
+
+# ------------------------------------------------------------------ plain output
+@dataclass(frozen=True)
+class NodeBox:
+    """A node's box in points, y growing downwards; (x, y) is its centre."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+
+
+@dataclass(frozen=True)
+class EdgePath:
+    src: int
+    dst: int
+    points: tuple[tuple[float, float], ...]   # cubic B-spline control points (1 + 3k)
+
+
+@dataclass(frozen=True)
+class Layout:
+    source: str
+    width: float
+    height: float
+    nodes: dict[int, NodeBox]
+    edges: tuple[EdgePath, ...] = field(default=())
+
+
+def _node_id(token: str) -> int:
+    token = token.strip('"')
+    if not token.startswith("n") or not token[1:].isdigit():
+        raise UserError(f"graphviz dot wrote an unexpected node name {token!r}")
+    return int(token[1:])
+
+
+def parse_plain(text: str, source: str = "") -> Layout:
+    """Read ``dot -Tplain`` output into point coordinates with y pointing down."""
+    pts = 72.0
+    width = height = 0.0
+    nodes: dict[int, NodeBox] = {}
+    edges: list[EdgePath] = []
+    for line in text.splitlines():
+        if line.startswith("node "):
+            parts = line.split(" ", 6)
+            nodes[_node_id(parts[1])] = NodeBox(
+                float(parts[2]) * pts, height - float(parts[3]) * pts,
+                float(parts[4]) * pts, float(parts[5]) * pts)
+        elif line.startswith("edge "):
+            parts = line.split(" ")
+            count = int(parts[3])
+            coords = parts[4:4 + 2 * count]
+            points = tuple((float(coords[2 * k]) * pts, height - float(coords[2 * k + 1]) * pts)
+                           for k in range(count))
+            edges.append(EdgePath(_node_id(parts[1]), _node_id(parts[2]), points))
+        elif line.startswith("graph "):
+            parts = line.split()
+            width, height = float(parts[2]) * pts, float(parts[3]) * pts
+    return Layout(source, width, height, nodes, tuple(edges))
+
+
+def compute_layout(source: str, token: CancelToken | None = None) -> Layout:
+    """Lay out ``layout_source`` text (the worker's whole job)."""
+    out = run_dot(source, "plain", token)
+    if token is not None:
+        token.check()
+    return parse_plain(out.decode("utf-8", "replace"), source)
+
+
+# ------------------------------------------------------------------ files
+FORMATS = ("svg", "png", "pdf")
+
+
+def format_for(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext not in FORMATS:
+        raise UserError(f"{path}: cannot tell the picture format; use .svg, .png or .pdf")
+    return ext
+
+
+def render_file(source: str, path: str, token: CancelToken | None = None) -> int:
+    """Write ``source`` drawn by dot to ``path`` (format from the extension), atomically.
+    Returns the number of bytes written."""
+    fmt = format_for(path)
+    data = run_dot(source, fmt if fmt != "png" else "png:cairo", token)
+    if token is not None:
+        token.check()
+    write_atomic(path, data)
+    return len(data)

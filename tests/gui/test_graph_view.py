@@ -1,0 +1,221 @@
+"""The graph pane in a real window: real dot, real clicks, real files."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtTest import QTest
+
+from mxexplorer.core import drawing, edits
+from mxexplorer.gui.panels.graph_view import GraphPane
+from tests.conftest import EXAMPLES
+
+R18 = EXAMPLES / "resnet18_v1-symbol.json"
+
+
+@pytest.fixture
+def drawn(make_window, qtbot):
+    """``drawn(path)`` -> a window whose graph pane has drawn its first layout."""
+    def make(path=R18):
+        window = make_window(path)
+        pane = window.graph_pane
+        qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=30000)
+        return window, pane
+    return make
+
+
+def _click(pane: GraphPane, node: int, ctrl: bool = False) -> None:
+    item = pane.build.node_items[node]
+    pane.center_on(node)
+    pos = pane.view.mapFromScene(item.boundingRect().center())
+    modifier = Qt.KeyboardModifier.ControlModifier if ctrl else Qt.KeyboardModifier.NoModifier
+    QTest.mouseClick(pane.view.viewport(), Qt.MouseButton.LeftButton, modifier, pos)
+
+
+def test_one_item_per_visible_node_and_parameters_toggle(drawn, qtbot) -> None:
+    window, pane = drawn()
+    doc = window.document
+    graph = drawing.visible_graph(doc)
+    assert set(pane.build.node_items) == {n.id for n in graph.nodes}
+    assert len(pane.build.edge_items) == len(graph.edges)
+    with qtbot.waitSignal(pane.drawn, timeout=30000):
+        pane.params_button.click()
+    assert set(pane.build.node_items) == set(doc.order())
+    assert pane.view.scene() is pane.build.scene
+
+
+def test_click_and_tree_selection_stay_in_sync(drawn, qtbot) -> None:
+    window, pane = drawn()
+    doc = window.document
+    convs = [i for i in doc.order() if doc.nodes[i].op == "Convolution"]
+    _click(pane, convs[3])
+    assert window.selection.nodes == [convs[3]]
+    assert window.tree.selected_nodes() == [convs[3]]
+    assert window.inspector.name_edit.text() == doc.nodes[convs[3]].name
+    assert pane.build.node_items[convs[3]].pen().color() == QColor("#1769e0")
+    _click(pane, convs[5], ctrl=True)
+    assert window.selection.nodes == [convs[3], convs[5]]
+    # selecting in the tree centres the node in the graph and highlights it
+    pane.view.centerOn(0, 0)
+    window.tree._select_nodes([convs[10]])
+    window.tree._on_view_selection_changed()
+    assert window.selection.nodes == [convs[10]]
+    item = pane.build.node_items[convs[10]]
+    visible = pane.view.mapToScene(pane.view.viewport().rect()).boundingRect()
+    assert visible.contains(item.boundingRect().center())
+    assert item.pen().color() == QColor("#1769e0")
+    assert pane.build.node_items[convs[3]].pen().color() != QColor("#1769e0")
+    # clicking the background clears the selection
+    QTest.mouseClick(pane.view.viewport(), Qt.MouseButton.LeftButton,
+                     Qt.KeyboardModifier.NoModifier, QPoint(3, 3))
+    assert window.selection.nodes == []
+
+
+def test_edges_carry_shapes_after_inference_and_tooltips_tell_them(drawn, qtbot) -> None:
+    window, pane = drawn()
+    assert pane.build.label_items == []
+    window.infer_blocking({"data": (2, 3, 224, 224)})
+    texts = {item.text() for item in pane.build.label_items}
+    assert "2\u00d73\u00d7224\u00d7224" in texts and "2\u00d764\u00d756\u00d756" in texts
+    assert len(pane.build.label_items) == len(pane.build.edge_items)
+    conv = next(i for i in window.document.order()
+                if window.document.nodes[i].op == "Convolution")
+    tip = pane.tooltip(conv)
+    assert window.document.nodes[conv].name in tip and "(2, 64, 112, 112)" in tip
+    assert "kernel" in tip
+
+
+def test_tags_restyle_without_a_new_layout(drawn, qtbot) -> None:
+    window, pane = drawn()
+    doc = window.document
+    ops = [i for i in doc.order() if not doc.nodes[i].is_variable]
+    conv, bn = ops[0], ops[1]
+    layout = pane.layout
+    window.push_edit(edits.mirror_stage_edit(doc, (conv,), True))
+    qtbot.waitUntil(lambda: pane.build.node_items[conv].pen().color()
+                    == QColor(drawing.MIRROR_COLOUR), timeout=5000)
+    window.push_edit(edits.SetAttrEdit((bn,), edits.FORCE_MIRRORING, "True"))
+    qtbot.waitUntil(lambda: pane.build.node_items[bn].pen().style()
+                    == Qt.PenStyle.DashLine, timeout=5000)
+    assert pane.layout is layout
+    assert "mirror stage" in pane.legend.text()
+    window.undo_stack.undo()
+    window.undo_stack.undo()
+    qtbot.waitUntil(lambda: pane.build.node_items[conv].pen().color()
+                    == QColor(drawing.FAMILY_COLOURS["convolution"][1]), timeout=5000)
+
+
+def test_context_menu_toggles_a_mirror_stage(drawn, qtbot) -> None:
+    window, pane = drawn()
+    doc = window.document
+    conv = next(i for i in doc.order() if doc.nodes[i].op == "Convolution")
+    pane._on_menu_requested(conv, QPoint(10, 10))
+    menu = pane._menu
+    action = next(a for a in menu.actions() if a.text().startswith("Mirror stage"))
+    assert not action.isChecked()
+    action.trigger()
+    menu.close()
+    assert edits.is_mirror_stage(doc.nodes[conv].attrs)
+    assert window.selection.nodes == [conv]
+
+
+def test_edits_relayout_and_keep_the_view(drawn, qtbot) -> None:
+    window, pane = drawn()
+    doc = window.document
+    convs = [i for i in doc.order() if doc.nodes[i].op == "Convolution"]
+    target = convs[8]
+    pane.view.set_zoom(1.0)
+    pane.center_on(target)
+    before = pane.view.mapFromScene(pane.build.node_items[target].boundingRect().center())
+    layout = pane.layout
+    window.push_edit(edits.RenameNodeEdit(target, "renamed"))   # names: no new layout
+    qtbot.wait(300)
+    assert pane.layout is layout
+    with qtbot.waitSignal(pane.drawn, timeout=30000):
+        window.push_edit(edits.SetAttrEdit((convs[0],), "kernel", "(5, 5)"))
+    assert pane.layout is not layout
+    assert "5\u00d75" in pane.graph.nodes[[n.id for n in pane.graph.nodes].index(convs[0])].detail
+    after = pane.view.mapFromScene(pane.build.node_items[target].boundingRect().center())
+    assert (after - before).manhattanLength() < 40
+    assert pane.view.scale_factor == pytest.approx(1.0)
+
+
+def test_search_jumps_to_matches(drawn, qtbot) -> None:
+    window, pane = drawn()
+    doc = window.document
+    pane.search.setText("stage3_conv")
+    shown = {n.id for n in pane.graph.nodes}
+    matches = [i for i in doc.order() if "stage3_conv" in doc.nodes[i].name and i in shown]
+    assert pane.match_label.text() == f"{len(matches)} found"
+    QTest.keyClick(pane.search, Qt.Key.Key_Return)
+    QTest.keyClick(pane.search, Qt.Key.Key_Return)
+    assert window.selection.nodes == [matches[1]]
+    assert pane.match_label.text() == f"2 of {len(matches)}"
+
+
+def test_zoom_keys_wheel_and_fit(drawn, qtbot) -> None:
+    window, pane = drawn()
+    view = pane.view
+    view.set_zoom(1.0)
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_Plus)
+    assert view.scale_factor == pytest.approx(1.25)
+    QTest.keyClick(view, Qt.Key.Key_Minus)
+    assert view.scale_factor == pytest.approx(1.0)
+    QTest.keyClick(view, Qt.Key.Key_0)
+    rect = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert rect.contains(pane.build.scene.itemsBoundingRect().adjusted(2, 2, -2, -2))
+    # zoomed far out, text is not drawn; zoomed in it is
+    assert not pane.build.text_layer.isVisible()
+    view.set_zoom(1.0)
+    assert pane.build.text_layer.isVisible()
+    assert pane.zoom_label.text() == "100%"
+
+
+@pytest.mark.parametrize("ext, magic", [("svg", b"<?xml"), ("png", b"\x89PNG"),
+                                        ("pdf", b"%PDF")])
+def test_export_from_the_pane(drawn, qtbot, tmp_path, ext, magic) -> None:
+    window, pane = drawn()
+    window.infer_blocking({"data": (1, 3, 224, 224)})
+    out = tmp_path / f"graph.{ext}"
+    with qtbot.waitSignal(pane.exported, timeout=30000):
+        pane.export_to(str(out))
+    data = out.read_bytes()
+    assert data.startswith(magic)
+    if ext == "svg":
+        root = ET.fromstring(data)
+        assert root.tag.endswith("svg")
+        assert "1\u00d764\u00d756\u00d756" in data.decode()
+
+
+def test_a_layout_can_be_cancelled_and_a_newer_one_wins(drawn, qtbot) -> None:
+    window, pane = drawn()
+    layout = pane.layout
+    pane.relayout()
+    assert pane.busy_now and pane.busy.isVisibleTo(pane)
+    pane.cancel_button.click()
+    assert not pane.busy_now and not pane.busy.isVisibleTo(pane)
+    with qtbot.assertNotEmitted(pane.drawn, wait=800):
+        pass
+    assert pane.layout.nodes == layout.nodes     # the old picture stays
+    # two quick requests: only the last is drawn
+    pane.params_button.setChecked(True)
+    pane.params_button.setChecked(False)
+    qtbot.waitUntil(lambda: not pane.busy_now, timeout=30000)
+    qtbot.wait(300)
+    assert not pane.graph.show_params
+    assert set(pane.build.node_items) == {n.id for n in drawing.visible_graph(
+        window.document).nodes}
+
+
+def test_without_dot_the_pane_says_how_to_install_it(make_window, qtbot, monkeypatch) -> None:
+    monkeypatch.setenv("MXEXPLORER_DOT", "/nonexistent/dot")
+    window = make_window(R18)
+    pane = window.graph_pane
+    assert pane.stack.currentWidget() is pane.message
+    assert "install it with" in pane.message.text() and "graphviz" in pane.message.text()
+    # everything else keeps working
+    window.infer_blocking({"data": (1, 3, 224, 224)})
+    assert window.shape_result is not None and window.shape_result.complete
