@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from mxexplorer import __version__
 from mxexplorer.core.errors import MXNetMissingError, UserError
 
-SUBCOMMANDS = ("info", "infer", "render")
+SUBCOMMANDS = ("info", "infer", "render", "plan", "bench")
 
 
 def _shape_args(values: Sequence[str] | None) -> dict[str, tuple[int, ...]]:
@@ -149,6 +149,124 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _data_shapes(doc: Any, args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
+    shape_map = _shape_args(args.shape)
+    if not shape_map:
+        inputs = ", ".join(doc.nodes[i].name for i in doc.data_inputs()) or "none"
+        raise UserError(f"give the input shapes with --shape NAME=D1,D2,... (inputs: {inputs})")
+    return shape_map
+
+
+class _TerminalProgress:
+    """Progress on stderr, one rewritten line, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.live = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        if self.live:
+            sys.stderr.write(f"\r{message[:70]:<70}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.live:
+            sys.stderr.write("\r" + " " * 70 + "\r")
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from mxexplorer.core import memplan, symbol_io
+    from mxexplorer.core.document import GraphDocument
+
+    doc = GraphDocument.open(args.file)
+    shape_map = _data_shapes(doc, args)
+    snap = doc.snapshot()
+    bar = _TerminalProgress()
+    if args.budget is not None:
+        fit = memplan.largest_batch(snap, shape_map, args.budget, ctx=args.ctx,
+                                    stages=args.stages, progress=bar)
+        bar.close()
+        data = fit.to_dict()
+        if args.json:
+            _print_json(data)
+        else:
+            sys.stdout.write(f"budget      {args.budget:.0f} MB on {args.ctx}\n"
+                             f"unplanned   largest batch {fit.unplanned_batch} "
+                             f"({fit.unplanned_mb or 0:.0f} MB)\n"
+                             f"planned     largest batch {fit.planned_batch} "
+                             f"({fit.planned_mb or 0:.0f} MB)\n")
+        return 0
+    result = memplan.plan(snap, shape_map, ctx=args.ctx, stages=args.stages,
+                          threshold_mb=args.threshold, mode=args.search, progress=bar)
+    bar.close()
+    if args.output:
+        symbol_io.write_atomic(args.output, memplan.planned_json(snap, result))
+    best = result.best
+    data = {
+        "file": args.file, "device": args.ctx, "shapes": {k: list(v) for k, v in shape_map.items()},
+        "baseline_mb": result.baseline_mb, "planned_mb": result.planned_mb,
+        "saving": 1 - result.planned_mb / result.baseline_mb if result.baseline_mb else 0.0,
+        "threshold_mb": best.threshold_mb if best else None,
+        "stages": len(result.stages), "stage_source": result.stage_source,
+        "kept": len(best.kept) if best else 0,
+        "recompute_macs": best.recompute_macs if best else 0,
+        "forward_macs": best.forward_macs if best else 0,
+        "recompute_share": best.recompute_share if best else 0.0,
+        "seconds": result.seconds, "output": args.output,
+        "probes": [p.to_dict() for p in result.probes],
+    }
+    if args.json:
+        _print_json(data)
+        return 0
+    out = sys.stdout
+    out.write(f"stages      {len(result.stages)} ({result.stage_source})\n")
+    out.write(f"unplanned   {result.baseline_mb:.0f} MB\n")
+    if best is None:
+        out.write("planned     no plan beats the unplanned graph; nothing tagged\n")
+    else:
+        thr = f" at threshold {best.threshold_mb:.0f} MB" if best.threshold_mb is not None \
+            else " (local search)"
+        out.write(f"planned     {best.cost_mb:.0f} MB{thr}, {len(best.kept)} stage nodes kept, "
+                  f"saving {data['saving']:.0%}\n")
+        out.write(f"recompute   {best.recompute_share:.0%} of a forward pass "
+                  f"({best.recompute_macs / 1e9:.2f} G MACs)\n")
+    failed = [p for p in result.probes if not p.ok]
+    out.write(f"probes      {len(result.probes)} in {result.seconds:.1f} s"
+              + (f", {len(failed)} failed ({failed[0].reason})" if failed else "") + "\n")
+    if args.output:
+        out.write(f"wrote       {args.output}\n")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from mxexplorer.core import benchmark
+    from mxexplorer.core.document import GraphDocument
+
+    doc = GraphDocument.open(args.file)
+    shape_map = _data_shapes(doc, args)
+    planned = None
+    if args.planned:
+        GraphDocument.open(args.planned)  # a clear error for a bad file
+        with open(args.planned, encoding="utf-8") as fh:
+            planned = fh.read()
+    bar = _TerminalProgress()
+    results = benchmark.compare(doc.to_json(indent=None), planned, shape_map, ctx=args.ctx,
+                                warmup=args.warmup, repeats=args.repeats, progress=bar)
+    bar.close()
+    if args.json:
+        _print_json({"file": args.file, "results": [r.to_dict() for r in results]})
+        return 0
+    out = sys.stdout
+    out.write(f"{'graph':<10} {'train ms':>10} {'spread':>15} {'samples/s':>10} "
+              f"{'infer ms':>10} {'memory MB':>10}\n")
+    for r in results:
+        mem = r.gpu_used_mb if r.gpu_used_mb is not None else r.planned_mb
+        out.write(f"{r.label:<10} {r.train.median_ms:>10.1f} "
+                  f"{f'{r.train.min_ms:.1f}-{r.train.max_ms:.1f}':>15} "
+                  f"{r.train_samples_per_s:>10.1f} {r.infer.median_ms:>10.1f} "
+                  f"{mem if mem is not None else float('nan'):>10.0f}\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mxexplorer",
@@ -182,6 +300,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", help="a title above the graph")
     p.add_argument("--dpi", type=int, default=150, help="resolution of a PNG (150)")
     p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("plan", help="plan mirroring (memonger) to cut training memory")
+    p.add_argument("file")
+    p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...", help="input shape")
+    p.add_argument("--ctx", default="cpu", metavar="cpu|gpu:N", help="device (cpu)")
+    p.add_argument("--stages", choices=("file", "auto"), default="file",
+                   help="the file's mirror_stage tags, or automatic (cut vertices)")
+    p.add_argument("--threshold", type=int, metavar="MB",
+                   help="plan at this threshold exactly as the original memonger does")
+    p.add_argument("--search", choices=("best", "original"), default="best",
+                   help="best: sweep and local search; original: memonger's 9 probes")
+    p.add_argument("--budget", type=float, metavar="MB",
+                   help="find the largest batch that trains within this memory")
+    p.add_argument("-o", "--output", metavar="PLANNED.json", help="write the planned graph")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("bench", help="time training and inference, original vs planned")
+    p.add_argument("file")
+    p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...", help="input shape")
+    p.add_argument("--ctx", default="cpu", metavar="cpu|gpu:N", help="device (cpu)")
+    p.add_argument("--planned", metavar="PLANNED.json", help="a planned graph to compare")
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 

@@ -1,0 +1,157 @@
+"""Time training and inference of a graph on a device: the speed price of a plan.
+
+Training iterations are forward + backward, synchronised with ``mx.nd.waitall()``;
+warm-up runs first, then repeats; the median and the spread (min, max) are reported.
+Inputs and weights are random.  On a GPU, the memory actually used is read from
+``mx.context.gpu_memory_info`` before binding and after the runs.  No Qt here.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from mxexplorer.core.errors import UserError
+from mxexplorer.core.mxnet_env import context, import_mxnet, parse_device
+from mxexplorer.core.progress import CancelToken, Progress, no_progress
+from mxexplorer.core.shapes import Shape
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    runs: int
+
+    def to_dict(self) -> dict[str, float]:
+        return {"median_ms": self.median_ms, "min_ms": self.min_ms, "max_ms": self.max_ms,
+                "runs": self.runs}
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    label: str
+    device: str
+    batch: int
+    train: Timing
+    infer: Timing
+    planned_mb: float | None         # MXNet's "Total N MB allocated" for training
+    gpu_used_mb: float | None        # measured on a GPU, None on the CPU
+
+    @property
+    def train_samples_per_s(self) -> float:
+        return self.batch * 1000.0 / self.train.median_ms if self.train.median_ms else 0.0
+
+    @property
+    def infer_samples_per_s(self) -> float:
+        return self.batch * 1000.0 / self.infer.median_ms if self.infer.median_ms else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "device": self.device, "batch": self.batch,
+                "train": self.train.to_dict(), "infer": self.infer.to_dict(),
+                "train_samples_per_s": self.train_samples_per_s,
+                "infer_samples_per_s": self.infer_samples_per_s,
+                "planned_mb": self.planned_mb, "gpu_used_mb": self.gpu_used_mb}
+
+
+def _timing(samples: list[float]) -> Timing:
+    ms = [s * 1000.0 for s in samples]
+    return Timing(statistics.median(ms), min(ms), max(ms), len(ms))
+
+
+def _gpu_free(mx: Any, spec: str) -> int | None:
+    kind, index = parse_device(spec)
+    if kind != "gpu":
+        return None
+    try:
+        free, _ = mx.context.gpu_memory_info(index)
+        return int(free)
+    except Exception:  # noqa: BLE001 - not every build reports memory
+        return None
+
+
+def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: str = "graph",
+        warmup: int = 2, repeats: int = 5, dtype: str = "float32",
+        progress: Progress = no_progress, token: CancelToken | None = None,
+        step: tuple[int, int] = (0, 1)) -> BenchResult:
+    """Bind ``graph_json`` for training and time it; ``step`` offsets progress when
+    several graphs are timed in one job."""
+    from mxexplorer.core.memplan import _failure, parse_total_mb
+
+    token = token or CancelToken()
+    mx = import_mxnet()
+    dev = context(ctx)
+    batch = next(iter(shapes.values()))[0] if shapes else 1
+    free_before = _gpu_free(mx, ctx)
+    try:
+        sym = mx.sym.load_json(graph_json)
+        exe = sym.simple_bind(dev, grad_req="write",
+                              type_dict={k: dtype for k in shapes}, **shapes)
+    except Exception as exc:  # noqa: BLE001
+        raise UserError(f"{label}: MXNet cannot bind the graph: {_failure(exc)}") from None
+    try:
+        planned = parse_total_mb(exe.debug_str())
+    except UserError:
+        planned = None
+    rng = mx.random
+    for name, arr in exe.arg_dict.items():
+        if name in shapes:
+            arr[:] = rng.uniform(-1, 1, arr.shape, ctx=dev)
+        else:
+            arr[:] = rng.uniform(-0.05, 0.05, arr.shape, ctx=dev)
+    for arr in exe.aux_dict.values():
+        arr[:] = 1.0
+    head_grads = [mx.nd.ones(o.shape, ctx=dev) for o in exe.outputs]
+    done, total = step
+    per_graph = 2 * (warmup + repeats)
+    count = 0
+
+    def tick(what: str) -> None:
+        nonlocal count
+        count += 1
+        token.check()
+        progress(done * per_graph + count, total * per_graph, f"{label}: {what}")
+
+    try:
+        train: list[float] = []
+        for k in range(warmup + repeats):
+            start = time.perf_counter()
+            exe.forward(is_train=True)
+            exe.backward(head_grads)
+            mx.nd.waitall()
+            if k >= warmup:
+                train.append(time.perf_counter() - start)
+            tick("training")
+        free_during = _gpu_free(mx, ctx)
+        infer: list[float] = []
+        for k in range(warmup + repeats):
+            start = time.perf_counter()
+            exe.forward(is_train=False)
+            mx.nd.waitall()
+            if k >= warmup:
+                infer.append(time.perf_counter() - start)
+            tick("inference")
+    except UserError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - out of memory and friends
+        if type(exc).__name__ == "Cancelled":
+            raise
+        raise UserError(f"{label}: {_failure(exc)}") from None
+    finally:
+        del exe
+    used = None
+    if free_before is not None and free_during is not None:
+        used = (free_before - free_during) / 2**20
+    return BenchResult(label, ctx, int(batch), _timing(train), _timing(infer), planned, used)
+
+
+def compare(original_json: str, planned_json: str | None, shapes: Mapping[str, Shape],
+            ctx: str = "cpu", warmup: int = 2, repeats: int = 5,
+            progress: Progress = no_progress, token: CancelToken | None = None
+            ) -> list[BenchResult]:
+    """The original graph and, when given, the planned one, timed the same way."""
+    jobs = [("original", original_json)] + ([("planned", planned_json)] if planned_json else [])
+    return [run(text, shapes, ctx, label, warmup, repeats, progress=progress, token=token,
+                step=(k, len(jobs))) for k, (label, text) in enumerate(jobs)]

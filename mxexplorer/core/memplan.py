@@ -1,0 +1,658 @@
+"""The memory planner: memonger's mirroring plans, their cost, and a better search.
+
+Model (Chen et al. 2016, "Training deep nets with sublinear memory cost", as the
+original ``memonger.py`` implements it for MXNet): operator outputs are recomputed in
+backward when their node carries ``__force_mirroring__ = True``; nodes tagged
+``mirror_stage`` are stage boundaries, kept (``False``) or recomputed depending on how
+much has been recomputed since the last kept one, compared with a threshold in MB.
+A plan's cost is MXNet's own report for training the tagged graph:
+``simple_bind(ctx, grad_req='write').debug_str()``'s ``Total N MB allocated``.
+
+What differs from the original search (and why):
+
+* every probe plans from the untouched graph and the unplanned graph is always a
+  candidate, so a plan is never worse than no plan;
+* a graph without ``mirror_stage`` tags is refused with a hint (the original then
+  mirrors everything and returns a plan worse than none); :func:`cut_vertices` gives
+  automatic stages instead;
+* thresholds are swept densely (plans that tag the same nodes are costed once, the
+  original's own nine thresholds are among them), then a local search moves, drops and
+  adds kept stage nodes one at a time with the cost oracle while it keeps paying.
+
+No Qt here; MXNet only where it must answer (shapes, cost).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from mxexplorer.core import opinfo, stats
+from mxexplorer.core.document import GraphDocument, GraphSnapshot, NodeKind
+from mxexplorer.core.edits import FORCE_MIRRORING, MIRROR_STAGE
+from mxexplorer.core.errors import UserError
+from mxexplorer.core.mxnet_env import context, import_mxnet
+from mxexplorer.core.progress import CancelToken, Progress, no_progress
+from mxexplorer.core.shapes import Shape, infer_document
+
+MB = 1 << 20
+_TOTAL_RE = re.compile(r"Total\s+(\d+(?:\.\d+)?)\s+MB allocated")
+ProbeCallback = Callable[["Probe"], None]
+
+
+class NoStagesError(UserError):
+    """Planning from the file's own stages, and no node carries ``mirror_stage``."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One costed plan.  ``threshold_mb`` is None for the baseline and local moves."""
+
+    kind: str                 # "baseline", "threshold", "local", "original"
+    threshold_mb: float | None
+    cost_mb: float | None     # None when the probe failed
+    ok: bool
+    reason: str = ""
+    kept: tuple[int, ...] = ()   # stage nodes kept (force_mirroring False)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "threshold": self.threshold_mb, "cost": self.cost_mb,
+                "ok": self.ok, "reason": self.reason, "kept": len(self.kept)}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A tagging: ``tags[node]`` is the ``__force_mirroring__`` value to set."""
+
+    tags: dict[int, str]
+    cost_mb: float
+    threshold_mb: float | None
+    kept: tuple[int, ...]
+    recompute_macs: int
+    forward_macs: int
+
+    @property
+    def recompute_share(self) -> float:
+        return self.recompute_macs / self.forward_macs if self.forward_macs else 0.0
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    baseline_mb: float
+    best: Plan | None            # None: no plan beats the unplanned graph
+    probes: tuple[Probe, ...]
+    stages: tuple[int, ...]
+    stage_source: str            # "file" or "auto"
+    revision: int
+    shapes: dict[str, Shape]
+    seconds: float = 0.0
+
+    @property
+    def planned_mb(self) -> float:
+        return self.best.cost_mb if self.best is not None else self.baseline_mb
+
+
+# ------------------------------------------------------------------ stages
+def file_stages(doc: GraphDocument) -> dict[int, str]:
+    """Nodes the file tags ``mirror_stage``, with the tag's value (a group name or True)."""
+    out = {}
+    for i in doc.order():
+        attrs = doc.nodes[i].attrs
+        value = attrs.get(MIRROR_STAGE, attrs.get("mirror_stage"))
+        if value is not None:
+            out[i] = value
+    return out
+
+
+def cut_vertices(doc: GraphDocument) -> list[int]:
+    """Operator nodes every path from the data inputs to the outputs passes through.
+
+    Parameter and auxiliary variables are not inputs here, nor are inputs read only by
+    a loss (labels).  In topological order, a node is on every path exactly when no
+    edge between a node reachable from the inputs and a node that reaches an output
+    jumps over it.
+    """
+    order = doc.order()
+    pos = {n: k for k, n in enumerate(order)}
+    kinds = doc.kinds()
+    users = doc.consumers()
+    sources = [i for i in doc.data_inputs()
+               if any(opinfo.op_family(doc.nodes[c].op) != "output" for c, _ in users[i])]
+    if not sources:
+        sources = list(doc.data_inputs())
+    reach = [False] * len(doc.nodes)
+    for s in sources:
+        reach[s] = True
+    for i in order:
+        if not reach[i] and any(reach[s] for s, _, _ in doc.nodes[i].inputs
+                                if kinds[s] == NodeKind.OP or reach[s]):
+            reach[i] = True
+    to_out = [False] * len(doc.nodes)
+    for h in doc.heads:
+        to_out[h[0]] = True
+    for i in reversed(order):
+        if to_out[i]:
+            for s, _, _ in doc.nodes[i].inputs:
+                to_out[s] = True
+    # sweep: the farthest position any relevant edge starting before p reaches
+    span_end = [0] * (len(order) + 1)
+    for i in order:
+        if not (reach[i] and to_out[i]):
+            continue
+        for s, _, _ in doc.nodes[i].inputs:
+            if reach[s] and to_out[s]:
+                a, b = pos[s], pos[i]
+                span_end[a] = max(span_end[a], b)
+    out = []
+    furthest = -1
+    for k, i in enumerate(order):
+        node = doc.nodes[i]
+        if (not node.is_variable and reach[i] and to_out[i] and furthest <= k
+                and opinfo.canonical_op(node.op) != "Dropout"):
+            out.append(i)
+        furthest = max(furthest, span_end[k])
+    return out
+
+
+# ------------------------------------------------------------------ tagging
+def _is_param_name(name: str) -> bool:
+    """The original's test for "parameter" outputs, by name."""
+    if name == "data":
+        return False
+    return name.endswith(("weight", "bias", "beta", "gamma"))
+
+
+def _size(shape: Sequence[int] | None) -> int:
+    return math.prod(shape) * 4 if shape else 0
+
+
+def original_tags(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
+                  stages: Mapping[int, str], threshold_mb: int
+                  ) -> tuple[dict[int, str], dict[str, int]]:
+    """The original ``make_mirror_plan``'s tagging for an integer threshold in MB.
+
+    Walks ``get_internals()`` outputs in order, sizes as float32; returns the
+    ``force_mirroring`` value of every tagged node and ``{"max_size", "save_size"}``.
+    """
+    threshold = int(threshold_mb) << 20
+    tags: dict[int, str] = {}
+    local = save = max_size = 0
+    last_stage = ""
+    decision = ""
+    for entry in doc.internals():
+        if _is_param_name(entry.name):
+            continue
+        size = _size(by_entry.get((entry.node, entry.index)))
+        local += size
+        tags[entry.node] = "True"
+        stage = stages.get(entry.node)
+        if stage is None:
+            continue
+        if stage == "True" or stage != last_stage:
+            if local > threshold:
+                save += size
+                max_size = max(max_size, local)
+                local = 0
+                decision = "False"
+                tags[entry.node] = "False"
+            else:
+                decision = "True"
+            last_stage = stage
+        elif decision == "False":
+            save += size
+            tags[entry.node] = "False"
+    return tags, {"max_size": max_size, "save_size": save}
+
+
+def tags_for_kept(doc: GraphDocument, kept: Iterable[int]) -> dict[int, str]:
+    """Every non-parameter output recomputed, except the kept stage nodes."""
+    tags = {e.node: "True" for e in doc.internals() if not _is_param_name(e.name)}
+    for k in kept:
+        tags[k] = "False"
+    return tags
+
+
+def tagged_dict(doc: GraphDocument, tags: Mapping[int, str],
+                stages: Mapping[int, str] | None = None) -> dict[str, Any]:
+    """The document as JSON data with exactly these ``__force_mirroring__`` tags (any
+    others removed) and, when given, these ``__mirror_stage__`` tags added."""
+    data = doc.to_dict()
+    for i, node in enumerate(data["nodes"]):
+        attrs = node.get("attrs")
+        if attrs is not None:
+            attrs.pop(FORCE_MIRRORING, None)
+            attrs.pop("force_mirroring", None)
+        value = tags.get(i)
+        if value is not None and not doc.nodes[i].is_variable:
+            node.setdefault("attrs", {})[FORCE_MIRRORING] = value
+        if stages and i in stages and not doc.nodes[i].is_variable:
+            node.setdefault("attrs", {})[MIRROR_STAGE] = stages[i]
+    return data
+
+
+def recompute_macs(doc: GraphDocument, gstats: stats.GraphStats,
+                   tags: Mapping[int, str]) -> int:
+    """Forward MACs done again in backward: every op tagged True (Dropout never is)."""
+    total = 0
+    for i, value in tags.items():
+        node = doc.nodes[i]
+        if value == "True" and not node.is_variable \
+                and opinfo.canonical_op(node.op) != "Dropout" and i in gstats.per_node:
+            total += gstats.per_node[i].macs
+    return total
+
+
+# ------------------------------------------------------------------ cost
+class CostOracle:
+    """``Total N MB allocated`` for training a graph, from MXNet's own planner.
+
+    Tags never change the arguments, so their arrays are made once (``nd.empty``:
+    never written, so they cost address space, not memory) and every probe binds to
+    them; ``simple_bind`` would zero-fill fresh arrays each time and MXNet's pool
+    would keep them (tens of GB over a search).  The report is the same number.
+    """
+
+    def __init__(self, shapes: Mapping[str, Shape], ctx_spec: str = "cpu",
+                 type_dict: Mapping[str, str] | None = None):
+        self.mx = import_mxnet()
+        self.ctx = context(ctx_spec)
+        self.shapes = dict(shapes)
+        self.type_dict = dict(type_dict) if type_dict else {}
+        self.calls = 0
+        self._arrays: tuple[list[Any], list[Any], list[Any]] | None = None
+
+    def _make_arrays(self, sym: Any) -> tuple[list[Any], list[Any], list[Any]]:
+        mx = self.mx
+        arg_s, _, aux_s = sym.infer_shape(**self.shapes)
+        arg_t, _, aux_t = sym.infer_type(**self.type_dict) if self.type_dict else \
+            (None, None, None)
+        if arg_s is None or any(s is None for s in arg_s):
+            raise UserError("the input shapes do not determine every argument's shape")
+        arg_t = arg_t or ["float32"] * len(arg_s)
+        aux_t = aux_t or ["float32"] * len(aux_s)
+        args = [mx.nd.empty(s, self.ctx, dtype=t) for s, t in zip(arg_s, arg_t)]
+        grads = [mx.nd.empty(s, self.ctx, dtype=t) for s, t in zip(arg_s, arg_t)]
+        aux = [mx.nd.empty(s, self.ctx, dtype=t) for s, t in zip(aux_s, aux_t)]
+        return args, grads, aux
+
+    def __call__(self, graph: dict[str, Any] | str) -> float:
+        mx = self.mx
+        text = graph if isinstance(graph, str) else json.dumps(graph)
+        self.calls += 1
+        sym = mx.sym.load_json(text)
+        if self._arrays is None:
+            self._arrays = self._make_arrays(sym)
+        args, grads, aux = self._arrays
+        exe = sym.bind(self.ctx, args=args, args_grad=grads, grad_req="write",
+                       aux_states=aux)
+        try:
+            return parse_total_mb(exe.debug_str())
+        finally:
+            del exe
+
+
+def parse_total_mb(debug_str: str) -> float:
+    match = _TOTAL_RE.search(debug_str)
+    if match is None:
+        raise UserError("MXNet's executor report has no 'Total N MB allocated' line")
+    return float(match.group(1))
+
+
+def _failure(exc: BaseException) -> str:
+    text = str(exc).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()
+             and not ln.strip().startswith(("Stack trace", "[bt]", "File "))]
+    reason = lines[0] if lines else type(exc).__name__
+    if "out of memory" in text.lower():
+        reason = "out of memory"
+    return reason[:200]
+
+
+# ------------------------------------------------------------------ search
+@dataclass
+class _Search:
+    doc: GraphDocument
+    by_entry: Mapping[tuple[int, int], Shape]
+    stages: dict[int, str]
+    stage_source: str
+    oracle: CostOracle
+    gstats: stats.GraphStats
+    progress: Progress
+    token: CancelToken
+    on_probe: ProbeCallback | None
+    probes: list[Probe] = field(default_factory=list)
+    costs: dict[tuple[int, ...], float | None] = field(default_factory=dict)
+    best_kept: tuple[int, ...] | None = None
+    best_cost: float = math.inf
+    best_threshold: float | None = None
+    total: int = 1
+
+    def emit(self, probe: Probe) -> None:
+        self.probes.append(probe)
+        if self.on_probe is not None:
+            self.on_probe(probe)
+        ok = [p.cost_mb for p in self.probes if p.ok and p.cost_mb is not None]
+        best = f", best {min(ok):.0f} MB" if ok else ""
+        self.progress(min(len(self.probes), self.total - 1), self.total,
+                      f"probe {len(self.probes)}{best}")
+
+    def cost_of(self, kept: tuple[int, ...], kind: str, threshold: float | None,
+                tags: Mapping[int, str] | None = None) -> float | None:
+        """Cost of a plan (cached by its kept set); records a probe for new ones."""
+        self.token.check()
+        key = tuple(sorted(kept))
+        if key in self.costs:
+            cost = self.costs[key]
+            if kind == "original":   # the original's own probes are always shown
+                self.emit(Probe(kind, threshold, cost, cost is not None, "", key))
+            return cost
+        start = time.perf_counter()
+        graph = tagged_dict(self.doc, tags if tags is not None else
+                            tags_for_kept(self.doc, key),
+                            self.stages if self.stage_source == "auto" else None)
+        try:
+            cost: float | None = self.oracle(graph)
+            reason = ""
+        except Exception as exc:  # noqa: BLE001 - a failed probe is data, the search goes on
+            cost, reason = None, _failure(exc)
+        self.costs[key] = cost
+        self.emit(Probe(kind, threshold, cost, cost is not None, reason, key,
+                        time.perf_counter() - start))
+        if cost is not None and cost < self.best_cost:
+            self.best_cost, self.best_kept, self.best_threshold = cost, key, threshold
+        return cost
+
+    def threshold_plan(self, threshold_mb: float, kind: str = "threshold"
+                       ) -> tuple[tuple[int, ...], dict[str, int], dict[int, str]]:
+        tags, info = original_tags(self.doc, self.by_entry, self.stages, int(threshold_mb))
+        kept = tuple(sorted(i for i, v in tags.items() if v == "False"))
+        return kept, info, tags
+
+
+def _baseline(search: _Search) -> float:
+    graph = tagged_dict(search.doc, {})
+    start = time.perf_counter()
+    try:
+        cost = search.oracle(graph)
+    except Exception as exc:  # noqa: BLE001
+        raise UserError(f"MXNet cannot bind the graph for training: {_failure(exc)}") from None
+    search.emit(Probe("baseline", None, cost, True, "", (), time.perf_counter() - start))
+    return cost
+
+
+def original_thresholds(search: _Search, ntrial: int = 6) -> list[int]:
+    """The thresholds the original ``search_plan`` probes, run from the untouched graph."""
+    thresholds: list[int] = []
+    threshold = 0
+    min_threshold: int | None = None
+    for _ in range(3):
+        kept, info, tags = search.threshold_plan(threshold)
+        search.cost_of(kept, "original", threshold, tags)
+        thresholds.append(threshold)
+        save, local = info["save_size"] >> 20, info["max_size"] >> 20
+        guess = int(math.sqrt(save * local / 2))
+        if min_threshold is None or local < min_threshold:
+            min_threshold = local
+        threshold = guess
+    assert min_threshold is not None
+    max_threshold = threshold * math.sqrt(2)
+    step = int((max_threshold - min_threshold) / ntrial)
+    threshold = min_threshold + step
+    if step > 0:
+        for _ in range(ntrial):
+            kept, _, tags = search.threshold_plan(threshold)
+            search.cost_of(kept, "original", threshold, tags)
+            thresholds.append(threshold)
+            threshold += step
+    return thresholds
+
+
+def _sweep(search: _Search, points: int) -> None:
+    """Thresholds on a geometric grid up to the whole activation size; plans that
+    tag the same nodes are costed once."""
+    total_mb = sum(_size(s) for s in search.by_entry.values()) / MB
+    low = max(1.0, total_mb / max(8 * len(search.stages), 1))
+    for k in range(points):
+        t = low * (total_mb / low) ** (k / max(points - 1, 1))
+        kept, _, tags = search.threshold_plan(int(t))
+        search.cost_of(kept, "threshold", int(t), tags)
+
+
+def _local_search(search: _Search, deadline: float, max_probes: int,
+                  candidates: Sequence[int] | None = None) -> None:
+    """First-improvement hill climbing on the kept set, with the cost oracle: move one
+    kept node to a nearby candidate, drop one, or keep one more.  Candidates are the
+    stage nodes in graph order (or ``candidates``)."""
+    order = list(candidates) if candidates is not None else \
+        [i for i in search.doc.order() if i in search.stages]
+    index = {n: k for k, n in enumerate(order)}
+    probes = 0
+    improved = True
+    while improved and search.best_kept is not None:
+        improved = False
+        kept = list(search.best_kept)
+        kept_set = set(kept)
+        moves: list[tuple[int, ...]] = []
+        for k, node in enumerate(kept):
+            at = index.get(node)
+            if at is None:
+                continue
+            for step in (-1, 1, -2, 2, -3, 3):
+                j = at + step
+                if 0 <= j < len(order) and order[j] not in kept_set:
+                    moves.append(tuple(sorted(kept[:k] + [order[j]] + kept[k + 1:])))
+            moves.append(tuple(kept[:k] + kept[k + 1:]))
+        for node in order:
+            if node not in kept_set:
+                moves.append(tuple(sorted(kept + [node])))
+        for k, node in enumerate(order[:-1]):
+            pair = {node, order[k + 1]}
+            if not pair & kept_set:
+                moves.append(tuple(sorted(kept + sorted(pair))))
+            elif pair <= kept_set:
+                moves.append(tuple(n for n in kept if n not in pair))
+        start_cost = search.best_cost
+        for move in moves:
+            if time.perf_counter() > deadline or probes >= max_probes:
+                return
+            if move in search.costs:
+                continue
+            probes += 1
+            search.cost_of(move, "local", None)
+            if search.best_cost < start_cost - 0.5:
+                improved = True
+                break
+
+
+def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
+         stages: str = "file", threshold_mb: int | None = None, mode: str = "best",
+         time_limit: float = 6.0, dtype: str = "float32",
+         progress: Progress = no_progress, token: CancelToken | None = None,
+         on_probe: ProbeCallback | None = None) -> PlanResult:
+    """Plan a document snapshot for training at ``shapes`` on ``ctx``.
+
+    Parameters
+    ----------
+    stages : "file" (the file's ``mirror_stage`` tags) or "auto" (cut vertices).
+    threshold_mb : plan at this threshold exactly as the original algorithm does.
+    mode : "best" (sweep and local search) or "original" (the original's 9 probes).
+    time_limit : seconds the local search may add after the sweep.
+
+    Raises
+    ------
+    NoStagesError : ``stages="file"`` and no node is tagged.
+    UserError : shapes that do not fit the graph, a graph MXNet cannot bind.
+    """
+    started = time.perf_counter()
+    token = token or CancelToken()
+    if stages not in ("file", "auto"):
+        raise UserError(f"unknown stage source {stages!r}: use file or auto")
+    if mode not in ("best", "original", "quick"):
+        raise UserError(f"unknown search mode {mode!r}: use best or original")
+    doc = GraphDocument.from_snapshot(snap)
+    progress(0, 1, "inferring shapes")
+    result = infer_document(doc, snap.json, shapes, {k: dtype for k in shapes},
+                            snap.param_shapes, snap.revision)
+    if result.error is not None:
+        raise UserError(f"shape inference stopped at {result.error.one_line()}")
+    if not result.complete:
+        missing = ", ".join(result.missing_inputs[:5]) or "some outputs"
+        raise UserError(f"shapes are not all known (no shape for {missing}); "
+                        "give every data input a shape")
+    stage_map = file_stages(doc) if stages == "file" else \
+        {i: "True" for i in cut_vertices(doc)}
+    if not stage_map:
+        if stages == "file":
+            raise NoStagesError("no node carries mirror_stage: tag some in the tree or "
+                                "the graph, or use automatic stages (cut vertices)")
+        raise UserError("the graph has no cut vertex to use as a stage")
+    gstats = stats.compute(doc, result)
+    oracle = CostOracle(shapes, ctx, {k: dtype for k in shapes})
+    search = _Search(doc, result.by_entry, stage_map, stages, oracle, gstats, progress,
+                     token, on_probe)
+    search.total = 2 if threshold_mb is not None else (11 if mode == "original" else 60)
+    baseline = _baseline(search)
+    if threshold_mb is not None:
+        kept, _, tags = search.threshold_plan(threshold_mb)
+        search.cost_of(kept, "threshold", threshold_mb, tags)
+    else:
+        original_thresholds(search)
+        if mode == "quick":
+            _sweep(search, 10)
+        if mode == "best":
+            _sweep(search, 24)
+            deadline = time.perf_counter() + time_limit
+            _local_search(search, deadline, max_probes=600)
+            ops = [i for i in doc.order() if not doc.nodes[i].is_variable
+                   and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
+            _local_search(search, deadline, max_probes=600, candidates=ops)
+    best: Plan | None = None
+    if search.best_kept is not None and (search.best_cost < baseline or
+                                         threshold_mb is not None):
+        kept = search.best_kept
+        if threshold_mb is not None or search.best_threshold is not None \
+                and search.costs.get(kept) is not None:
+            tags = search.threshold_plan(search.best_threshold)[2] \
+                if search.best_threshold is not None else tags_for_kept(doc, kept)
+            if tuple(sorted(i for i, v in tags.items() if v == "False")) != kept:
+                tags = tags_for_kept(doc, kept)
+        else:
+            tags = tags_for_kept(doc, kept)
+        best = Plan(tags, search.best_cost, search.best_threshold, kept,
+                    recompute_macs(doc, gstats, tags), gstats.macs)
+    progress(1, 1, "done")
+    return PlanResult(baseline, best, tuple(search.probes), tuple(stage_map), stages,
+                      snap.revision, dict(shapes), time.perf_counter() - started)
+
+
+def planned_json(snap: GraphSnapshot, result: PlanResult, indent: int | None = 2) -> str:
+    """The snapshot's graph with the plan's tags (and automatic stages), ready to train."""
+    doc = GraphDocument.from_snapshot(snap)
+    tags = result.best.tags if result.best is not None else {}
+    stages = {i: "True" for i in result.stages} if result.stage_source == "auto" else None
+    return json.dumps(tagged_dict(doc, tags, stages), indent=indent)
+
+
+def plan_edits(doc: GraphDocument, result: PlanResult) -> list[tuple[int, dict[str, str | None]]]:
+    """Per node, the attribute changes that put a plan into a document."""
+    tags = result.best.tags if result.best is not None else {}
+    changes = []
+    for i, node in enumerate(doc.nodes):
+        if node.is_variable:
+            continue
+        want: dict[str, str | None] = {}
+        value = tags.get(i)
+        if node.attrs.get(FORCE_MIRRORING) != value:
+            want[FORCE_MIRRORING] = value
+        if result.stage_source == "auto" and i in result.stages \
+                and node.attrs.get(MIRROR_STAGE) != "True":
+            want[MIRROR_STAGE] = "True"
+        if want:
+            changes.append((i, want))
+    return changes
+
+
+@dataclass(frozen=True)
+class BatchFit:
+    budget_mb: float
+    unplanned_batch: int
+    unplanned_mb: float | None
+    planned_batch: int
+    planned_mb: float | None
+    probes: tuple[tuple[str, int, float | None], ...]   # (which, batch, cost or None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"budget_mb": self.budget_mb, "unplanned_batch": self.unplanned_batch,
+                "unplanned_mb": self.unplanned_mb, "planned_batch": self.planned_batch,
+                "planned_mb": self.planned_mb,
+                "probes": [{"graph": w, "batch": b, "cost": c} for w, b, c in self.probes]}
+
+
+def with_batch(shapes: Mapping[str, Shape], batch: int) -> dict[str, Shape]:
+    return {k: (batch,) + tuple(v[1:]) for k, v in shapes.items()}
+
+
+def largest_batch(snap: GraphSnapshot, shapes: Mapping[str, Shape], budget_mb: float,
+                  ctx: str = "cpu", stages: str = "auto", max_batch: int = 65536,
+                  progress: Progress = no_progress, token: CancelToken | None = None
+                  ) -> BatchFit:
+    """The largest batch (first dimension of every input) whose training cost fits in
+    ``budget_mb``, for the unplanned graph and for a quick plan at each batch."""
+    token = token or CancelToken()
+    probes: list[tuple[str, int, float | None]] = []
+
+    def unplanned(batch: int) -> float | None:
+        token.check()
+        try:
+            oracle = CostOracle(with_batch(shapes, batch), ctx)
+            cost: float | None = oracle(tagged_dict(GraphDocument.from_snapshot(snap), {}))
+        except UserError:
+            raise
+        except Exception:  # noqa: BLE001 - out of memory counts as over budget
+            cost = None
+        probes.append(("unplanned", batch, cost))
+        progress(len(probes), len(probes) + 8, f"unplanned batch {batch}: "
+                 f"{'failed' if cost is None else f'{cost:.0f} MB'}")
+        return cost
+
+    def planned(batch: int) -> float | None:
+        token.check()
+        try:
+            result = plan(snap, with_batch(shapes, batch), ctx, stages, mode="quick",
+                          token=token)
+            cost: float | None = result.planned_mb
+        except NoStagesError:
+            raise
+        except UserError:
+            cost = None
+        probes.append(("planned", batch, cost))
+        progress(len(probes), len(probes) + 8, f"planned batch {batch}: "
+                 f"{'failed' if cost is None else f'{cost:.0f} MB'}")
+        return cost
+
+    def search(cost_of: Callable[[int], float | None]) -> tuple[int, float | None]:
+        best, best_cost = 0, None
+        batch = 1
+        while batch <= max_batch:
+            cost = cost_of(batch)
+            if cost is None or cost > budget_mb:
+                break
+            best, best_cost = batch, cost
+            batch *= 2
+        low, high = best, min(batch, max_batch + 1)
+        while high - low > 1:
+            mid = (low + high) // 2
+            cost = cost_of(mid)
+            if cost is not None and cost <= budget_mb:
+                low, best, best_cost = mid, mid, cost
+            else:
+                high = mid
+        return best, best_cost
+
+    ub, uc = search(unplanned)
+    pb, pc = search(planned)
+    return BatchFit(budget_mb, ub, uc, pb, pc, tuple(probes))

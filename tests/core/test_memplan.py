@@ -1,0 +1,189 @@
+"""The memory planner and the benchmark against real MXNet binds."""
+from __future__ import annotations
+
+import json
+import math
+import threading
+
+import mxnet as mx
+import pytest
+
+from mxexplorer.core import benchmark, edits, memplan
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.errors import Cancelled, UserError
+from mxexplorer.core.progress import CancelToken
+from tests.conftest import EXAMPLES
+
+R18 = EXAMPLES / "resnet18_v1-symbol.json"
+MLP = EXAMPLES / "mlp-symbol.json"
+R18_SHAPES = {"data": (8, 3, 224, 224)}
+
+
+def _reference_tags(sym, threshold_mb: int, shapes) -> dict[str, str]:
+    """The published memonger tagging, written against MXNet's own symbol API."""
+    threshold = threshold_mb << 20
+    sym = sym.__copy__()
+    internals = sym.get_internals()
+    _, out_shapes, _ = internals.infer_shape(**shapes)
+    local = 0
+    last_stage, decision = "", ""
+
+    def is_param(name: str) -> bool:
+        return name != "data" and name.endswith(("weight", "bias", "beta", "gamma"))
+
+    for idx, (name, shape) in enumerate(zip(internals.list_outputs(), out_shapes)):
+        if is_param(name):
+            continue
+        size = math.prod(shape) * 4
+        out = internals[idx]
+        local += size
+        out._set_attr(force_mirroring="True")
+        stage = out.attr("mirror_stage")
+        if stage is None:
+            continue
+        if stage == "True" or stage != last_stage:
+            if local > threshold:
+                local = 0
+                decision = "False"
+                out._set_attr(force_mirroring="False")
+            else:
+                decision = "True"
+            last_stage = stage
+        elif decision == "False":
+            out._set_attr(force_mirroring="False")
+    nodes = json.loads(sym.tojson())["nodes"]
+    return {n["name"]: n.get("attrs", {}).get("__force_mirroring__") for n in nodes
+            if n.get("attrs", {}).get("__force_mirroring__") is not None}
+
+
+def _tagged_r18(tmp_path, groups: bool) -> GraphDocument:
+    """R18 with every cut vertex a stage; with ``groups``, stages named by stage block."""
+    doc = GraphDocument.open(str(R18))
+    for i in memplan.cut_vertices(doc):
+        name = doc.nodes[i].name
+        value = "True"
+        if groups:
+            value = next((s for s in ("stage1", "stage2", "stage3", "stage4") if s in name),
+                         "stem")
+        doc.nodes[i].attrs[edits.MIRROR_STAGE] = value
+    path = tmp_path / ("groups" if groups else "cut") / "r18-symbol.json"
+    path.parent.mkdir()
+    path.write_text(doc.to_json())
+    return GraphDocument.open(str(path))
+
+
+@pytest.mark.parametrize("groups", [False, True])
+@pytest.mark.parametrize("threshold", [0, 20, 60, 150, 400])
+def test_threshold_tagging_is_exactly_the_originals(tmp_path, groups, threshold) -> None:
+    doc = _tagged_r18(tmp_path, groups)
+    sym = mx.sym.load(doc.path)
+    result = doc.snapshot()
+    from mxexplorer.core.shapes import infer_document
+
+    shapes = infer_document(doc, result.json, R18_SHAPES)
+    ours, _ = memplan.original_tags(doc, shapes.by_entry, memplan.file_stages(doc), threshold)
+    expected = _reference_tags(sym, threshold, R18_SHAPES)
+    assert {doc.nodes[i].name: v for i, v in ours.items()} == expected
+    assert "False" in expected.values() or threshold > 100
+
+
+def test_cut_vertices_of_a_resnet_are_the_chain_and_block_outputs() -> None:
+    doc = GraphDocument.open(str(R18))
+    cuts = {doc.nodes[i].name for i in memplan.cut_vertices(doc)}
+    assert "resnetv10_conv0_fwd" in cuts and "resnetv10_pool0_fwd" in cuts
+    assert "resnetv10_stage1_activation0" in cuts          # a block's output
+    assert "resnetv10_stage1_conv0_fwd" not in cuts        # inside a block
+    assert "resnetv10_stage2_conv2_fwd" not in cuts        # the downsample branch
+    assert "resnetv10_dense0_fwd" in cuts
+    # a label read only by the loss is not an input path: the MLP's layers are cuts
+    mlp = GraphDocument.open(str(MLP))
+    ops = [i for i in mlp.order() if not mlp.nodes[i].is_variable]
+    assert memplan.cut_vertices(mlp) == ops
+
+
+def test_plan_beats_the_original_search_and_never_the_baseline(tmp_path) -> None:
+    snap = GraphDocument.open(str(R18)).snapshot()
+    original = memplan.plan(snap, R18_SHAPES, stages="auto", mode="original")
+    ours = memplan.plan(snap, R18_SHAPES, stages="auto", time_limit=2.0)
+    assert ours.planned_mb <= original.planned_mb < ours.baseline_mb
+    assert ours.best is not None and 0 < ours.best.recompute_share <= 1.0
+    kinds = {p.kind for p in ours.probes}
+    assert {"baseline", "original", "threshold", "local"} <= kinds
+    assert all(p.ok for p in ours.probes)
+    # a tiny MLP gains nothing from mirroring: the answer is "no plan", never a worse one
+    mlp = GraphDocument.open(str(MLP)).snapshot()
+    result = memplan.plan(mlp, {"data": (4, 784)}, stages="auto", time_limit=1.0)
+    assert result.planned_mb <= result.baseline_mb
+    if result.best is None:
+        assert result.planned_mb == result.baseline_mb
+
+
+def test_planned_json_reloads_with_its_tags_and_costs_what_was_promised(tmp_path) -> None:
+    snap = GraphDocument.open(str(R18)).snapshot()
+    result = memplan.plan(snap, R18_SHAPES, stages="auto", time_limit=1.0)
+    text = memplan.planned_json(snap, result)
+    sym = mx.sym.load_json(text)
+    attrs = sym.attr_dict()
+    assert result.best is not None
+    kept = {json.loads(snap.json)["nodes"][i]["name"] for i in result.best.kept}
+    assert kept and all(attrs[name]["__force_mirroring__"] == "False" for name in kept)
+    assert sum(1 for a in attrs.values() if a.get("__force_mirroring__") == "True") > 20
+    exe = sym.simple_bind(mx.cpu(), grad_req="write", **R18_SHAPES)
+    assert memplan.parse_total_mb(exe.debug_str()) == result.planned_mb
+
+
+def test_no_stages_in_the_file_is_refused_with_a_hint() -> None:
+    snap = GraphDocument.open(str(R18)).snapshot()
+    with pytest.raises(memplan.NoStagesError, match="automatic stages"):
+        memplan.plan(snap, R18_SHAPES, stages="file")
+
+
+def test_a_missing_gpu_is_one_clear_line() -> None:
+    snap = GraphDocument.open(str(MLP)).snapshot()
+    with pytest.raises(UserError, match="gpu:0 is not available"):
+        memplan.plan(snap, {"data": (4, 784)}, ctx="gpu:0", stages="auto")
+
+
+def test_cancel_stops_the_search() -> None:
+    snap = GraphDocument.open(str(R18)).snapshot()
+    token = CancelToken()
+    seen = []
+
+    def on_probe(probe) -> None:
+        seen.append(probe)
+        if len(seen) == 3:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        memplan.plan(snap, R18_SHAPES, stages="auto", token=token, on_probe=on_probe)
+    assert len(seen) == 3
+
+
+def test_largest_batch_within_a_budget() -> None:
+    snap = GraphDocument.open(str(R18)).snapshot()
+    fit = memplan.largest_batch(snap, {"data": (1, 3, 224, 224)}, 400.0, stages="auto")
+    assert fit.unplanned_batch >= 1 and fit.planned_batch >= fit.unplanned_batch
+    assert fit.unplanned_mb is not None and fit.unplanned_mb <= 400
+    over = [c for w, b, c in fit.probes if w == "unplanned" and b == fit.unplanned_batch + 1]
+    assert over and (over[0] is None or over[0] > 400)
+
+
+def test_benchmark_times_original_and_planned(tmp_path) -> None:
+    doc = GraphDocument.open(str(MLP))
+    snap = doc.snapshot()
+    shapes = {"data": (16, 784), "softmax_label": (16,)}
+    result = memplan.plan(snap, {"data": (16, 784)}, stages="auto", time_limit=0.5)
+    planned = memplan.planned_json(snap, result)
+    seen = []
+    out = benchmark.compare(doc.to_json(), planned, shapes, warmup=1, repeats=3,
+                            progress=lambda d, t, m: seen.append((d, t)))
+    assert [r.label for r in out] == ["original", "planned"]
+    for r in out:
+        assert r.train.runs == 3 and r.train.min_ms <= r.train.median_ms <= r.train.max_ms
+        assert r.train_samples_per_s > 0 and r.infer.median_ms > 0
+        assert r.planned_mb is not None and r.gpu_used_mb is None
+    assert seen[-1][0] == seen[-1][1]
+    token = CancelToken()
+    threading.Timer(0.0, token.cancel).start()
+    with pytest.raises(Cancelled):
+        benchmark.run(doc.to_json(), shapes, token=token, warmup=50, repeats=50)
