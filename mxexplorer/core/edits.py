@@ -236,3 +236,30 @@ def validate_op_attrs(op: str, attrs: Mapping[str, str]) -> str | None:
         return text.split(", in operator")[0].strip()
     mx.base._LIB.NNSymbolFree(handle)
     return None
+
+
+@dataclass
+class NodesAttrsEdit:
+    """Attribute changes on many nodes as one undo step (a memory plan applied)."""
+
+    changes: list[tuple[int, dict[str, str | None]]]
+    label: str = "Apply memory plan"
+    _old: list[tuple[int, dict[str, str | None]]] = field(default_factory=list, init=False)
+
+    def apply(self, doc: GraphDocument) -> None:
+        self._old = []
+        for node, values in self.changes:
+            attrs = doc.nodes[node].attrs
+            self._old.append((node, {k: attrs.get(k) for k in values}))
+            for k, v in values.items():
+                _put(attrs, k, v)
+        doc.notify(Change("attrs", tuple(n for n, _ in self.changes)))
+
+    def revert(self, doc: GraphDocument) -> None:
+        for node, values in self._old:
+            for k, v in values.items():
+                _put(doc.nodes[node].attrs, k, v)
+        doc.notify(Change("attrs", tuple(n for n, _ in self._old)))
+
+    def describe(self) -> str:
+        return self.label

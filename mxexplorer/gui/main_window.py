@@ -30,6 +30,7 @@ from mxexplorer.gui.bridge import DocumentBridge, Selection
 from mxexplorer.gui.commands import EditCommand
 from mxexplorer.gui.panels.graph_view import GraphPane
 from mxexplorer.gui.panels.inspector import AttributePanel
+from mxexplorer.gui.panels.memory import MemoryPanel
 from mxexplorer.gui.panels.shape_form import ShapeFormPanel
 from mxexplorer.gui.panels.tree import InternalsPanel
 from mxexplorer.gui.settings import Settings
@@ -60,6 +61,7 @@ class MainWindow(QMainWindow):
         self.inspector: AttributePanel | None = None
         self.shape_form: ShapeFormPanel | None = None
         self.graph_pane: GraphPane | None = None
+        self.memory: MemoryPanel | None = None
         self.shape_result: ShapeResult | None = None
         self.graph_stats: stats.GraphStats | None = None
         self.last_shapes: dict[str, Shape] = {}
@@ -105,7 +107,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.memory_dock)
         self.resizeDocks([self.tree_dock, self.inspector_dock], [760, 380],
                          Qt.Orientation.Horizontal)
-        self.resizeDocks([self.memory_dock], [110], Qt.Orientation.Vertical)
+        self.resizeDocks([self.memory_dock], [250], Qt.Orientation.Vertical)
 
     def _make_actions(self) -> None:
         bar = self.menuBar()
@@ -150,7 +152,7 @@ class MainWindow(QMainWindow):
         """Show ``doc``; the window owns it from now on (one document per window)."""
         if self.bridge is not None:
             self.bridge.detach()
-        for panel in (self.tree, self.inspector, self.graph_pane):
+        for panel in (self.tree, self.inspector, self.graph_pane, self.memory):
             if panel is not None:
                 panel.close()
         self.document = doc
@@ -178,6 +180,12 @@ class MainWindow(QMainWindow):
         self.graph_pane.mirror_requested.connect(self._on_mirror_requested)
         self.graph_pane.exported.connect(self._on_graph_exported)
         self.setCentralWidget(self.graph_pane)
+        self.memory = MemoryPanel(doc, self._current_shapes)
+        self.memory.apply_requested.connect(self._on_edit_requested)
+        self.memory.preview_requested.connect(self._on_preview_requested)
+        self.memory_dock.setWidget(self.memory)
+        if self.mxnet_ready:
+            self.memory.load_devices()
         self.undo_stack.clear()
         self._set_document_actions(True)
         if doc.path:
@@ -238,6 +246,17 @@ class MainWindow(QMainWindow):
         on = not all(edits.is_mirror_stage(doc.nodes[n].attrs) for n in ops)
         self._on_mirror_requested(list(self.selection.nodes), on)
 
+    def _current_shapes(self) -> tuple[dict[str, Shape], str]:
+        """The input shapes the shape form holds now (UserError if one is malformed)."""
+        if self.shape_form is None:
+            return {}, "float32"
+        return self.shape_form.shapes(), self.shape_form.dtype.currentText()
+
+    @Slot(object)
+    def _on_preview_requested(self, tags: object) -> None:
+        if self.graph_pane is not None:
+            self.graph_pane.preview(tags)  # type: ignore[arg-type]
+
     def _on_export_graph_triggered(self) -> None:
         if self.graph_pane is not None:
             self.graph_pane.export_dialog()
@@ -287,6 +306,8 @@ class MainWindow(QMainWindow):
     def _on_mxnet_loaded(self, _: object = None) -> None:
         self.mxnet_ready = True
         self.mxnet_label.setText("MXNet ready")
+        if self.memory is not None:
+            self.memory.load_devices()
 
     @Slot(str)
     def _on_mxnet_failed(self, message: str) -> None:
@@ -506,6 +527,8 @@ class MainWindow(QMainWindow):
         """Cancel every worker and wait for its thread (GIL released between waits)."""
         if self.graph_pane is not None:
             self.graph_pane.stop()
+        if self.memory is not None:
+            self.memory.stop()
         for thread, worker in self._jobs:
             worker.request_cancel()
             thread.quit()

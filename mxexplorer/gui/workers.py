@@ -22,9 +22,11 @@ class FunctionWorker(QObject):
     finished(object): the function's result
     failed(str): one line for a UserError, else the formatted traceback
     cancelled(): the CancelToken was set
+    partial(object): an intermediate result the function reports (``worker.partial.emit``)
     """
 
     progress = Signal(int, int, str)
+    partial = Signal(object)
     finished = Signal(object)
     failed = Signal(str)
     cancelled = Signal()

@@ -127,3 +127,47 @@ def test_render_bad_format_and_missing_dot_are_one_line(tmp_path) -> None:
     proc = run("render", path, "-o", str(tmp_path / "x.pdf"), env=env)
     assert proc.returncode == 2 and "install it with" in _one_error_line(proc)
     assert not (tmp_path / "x.pdf").exists()
+
+
+def test_plan_json_and_planned_file(tmp_path) -> None:
+    out = tmp_path / "planned-symbol.json"
+    proc = run("plan", str(EXAMPLES / "resnet18_v1-symbol.json"), "--shape",
+               "data=4,3,224,224", "--stages", "auto", "-o", str(out), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    for key in ("baseline_mb", "planned_mb", "threshold_mb", "stages", "recompute_macs",
+                "probes"):
+        assert key in data
+    assert data["planned_mb"] < data["baseline_mb"] and data["stages"] > 10
+    assert all({"threshold", "cost", "ok"} <= set(p) for p in data["probes"])
+    sym = mx.sym.load(str(out))
+    assert any(a.get("__force_mirroring__") == "False" for a in sym.attr_dict().values())
+    proc = run("plan", str(EXAMPLES / "resnet18_v1-symbol.json"), "--shape",
+               "data=4,3,224,224", "--stages", "auto", "--threshold", "40")
+    assert proc.returncode == 0 and "at threshold 40 MB" in proc.stdout, proc.stderr
+
+
+def test_plan_errors_are_one_line(tmp_path) -> None:
+    path = str(EXAMPLES / "resnet18_v1-symbol.json")
+    proc = run("plan", path, "--shape", "data=4,3,224,224")
+    assert proc.returncode == 2 and "no node carries mirror_stage" in _one_error_line(proc)
+    proc = run("plan", path, "--shape", "data=4,3,224,224", "--stages", "auto",
+               "--ctx", "gpu:0")
+    assert proc.returncode == 2 and "gpu:0 is not available" in _one_error_line(proc)
+    proc = run("plan", path, "--shape", "data=4,3,2", "--stages", "auto")
+    assert proc.returncode == 2 and "shape inference stopped" in _one_error_line(proc)
+    proc = run("bench", path)
+    assert proc.returncode == 2 and "--shape" in _one_error_line(proc)
+
+
+def test_bench_json(tmp_path) -> None:
+    path = str(EXAMPLES / "mlp-symbol.json")
+    planned = tmp_path / "p-symbol.json"
+    assert run("plan", path, "--shape", "data=8,784", "--stages", "auto", "-o",
+               str(planned)).returncode == 0
+    proc = run("bench", path, "--shape", "data=8,784", "--planned", str(planned),
+               "--repeats", "2", "--warmup", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)["results"]
+    assert [r["label"] for r in results] == ["original", "planned"]
+    assert all(r["train"]["median_ms"] > 0 and r["train_samples_per_s"] > 0 for r in results)

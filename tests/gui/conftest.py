@@ -38,6 +38,17 @@ def make_window(qtbot, settings, tmp_path):
     for window in windows:
         for thread, _ in list(window._jobs):
             assert thread.wait(10000), "a worker thread is still running"
+    wait_for_workers()
+
+
+def wait_for_workers(timeout_ms: int = 20000) -> None:
+    """Every worker thread started by any panel has ended (cancelled ones included)."""
+    from mxexplorer.gui import workers
+
+    registry = workers._registry
+    if registry is not None:
+        for thread, _ in list(registry.running.values()):
+            assert thread.wait(timeout_ms), "a worker thread is still running"
 
 
 @pytest.fixture

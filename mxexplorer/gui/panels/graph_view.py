@@ -11,6 +11,7 @@ for a publication-quality SVG, PNG or PDF.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -363,6 +364,7 @@ class GraphPane(QWidget):
         self._matches: list[int] = []
         self._match_at = -1
         self._first_draw = True
+        self._preview: dict[int, str] | None = None
         self.last_layout_seconds = 0.0
         self._started = 0.0
 
@@ -487,7 +489,7 @@ class GraphPane(QWidget):
     def refresh(self) -> None:
         """Bring the picture in line with the document: restyle when the layout
         would not change, else lay it out again (superseding any run in flight)."""
-        graph = drawing.visible_graph(self.document, self.show_params)
+        graph = self._visible()
         source = drawing.layout_source(graph)
         if source == self._wanted_source:
             self._restyle(graph)
@@ -556,7 +558,7 @@ class GraphPane(QWidget):
         if layout.source != self._wanted_source:
             return  # superseded
         self._job = None
-        graph = drawing.visible_graph(self.document, self.show_params)
+        graph = self._visible()
         if drawing.layout_source(graph) != layout.source:
             self.refresh()   # the document moved on while dot ran
             return
@@ -640,6 +642,23 @@ class GraphPane(QWidget):
         self.view.centerOn(rect.center().x(), top)
 
     # ---------------------------------------------------------------- styling
+    def _visible(self) -> drawing.VisibleGraph:
+        """What to draw: the document's graph, with a previewed plan's tags if any."""
+        graph = drawing.visible_graph(self.document, self.show_params)
+        tags = self._preview
+        if tags is None:
+            return graph
+        nodes = tuple(dataclasses.replace(n, recompute=tags.get(n.id) == "True")
+                      for n in graph.nodes)
+        return dataclasses.replace(graph, nodes=nodes)
+
+    def preview(self, tags: dict[int, str] | None) -> None:
+        """Show a plan's ``force_mirroring`` tags without touching the document
+        (None: back to the document's own tags)."""
+        self._preview = dict(tags) if tags is not None else None
+        if self.build is not None:
+            self._restyle(self._visible())
+
     def _restyle(self, graph: drawing.VisibleGraph) -> None:
         """Tags changed (not the layout): new pens on the nodes whose look changed."""
         build = self.build

@@ -1,0 +1,87 @@
+"""The memory panel in a real window: real searches on MXNet, live plot, apply and undo."""
+from __future__ import annotations
+
+import mxnet as mx
+
+from mxexplorer.core import drawing, edits
+from tests.conftest import EXAMPLES
+
+R18 = EXAMPLES / "resnet18_v1-symbol.json"
+
+
+def _ready(make_window, qtbot):
+    window = make_window(R18)
+    window.shape_form.set_shapes({"data": (4, 3, 224, 224)})
+    panel = window.memory
+    panel.stages.setCurrentIndex(panel.stages.findData("auto"))
+    qtbot.waitUntil(lambda: window.graph_pane.build is not None
+                    and not window.graph_pane.busy_now, timeout=30000)
+    return window, panel
+
+
+def test_a_search_runs_to_the_end_and_its_plan_applies_and_undoes(make_window, qtbot,
+                                                                   tmp_path) -> None:
+    window, panel = _ready(make_window, qtbot)
+    panel.search.setCurrentIndex(panel.search.findData("original"))
+    with qtbot.waitSignal(panel.finished, timeout=120000):
+        panel.start_button.click()
+    result = panel.result
+    assert result is not None and result.best is not None
+    assert result.planned_mb < result.baseline_mb
+    assert len(panel.probes) == len(result.probes)
+    shown = len(panel.points.data) + len(panel.local_points.data)
+    assert shown == sum(1 for p in result.probes if p.kind != "baseline")
+    assert panel.baseline_line.value() == result.baseline_mb
+    assert len(panel.best_point.data) == 1
+    assert "instead of" in panel.status.text()
+    # the best plan is previewed in the graph, not applied
+    doc = window.document
+    recomputed = [i for i, v in result.best.tags.items() if v == "True"
+                  and i in window.graph_pane.build.node_items]
+    pen = window.graph_pane.build.node_items[recomputed[0]].pen()
+    assert pen.color().name() == drawing.RECOMPUTE_COLOUR
+    assert not any(edits.FORCE_MIRRORING in n.attrs for n in doc.nodes)
+    # apply: one undo step
+    steps = window.undo_stack.count()
+    panel.apply_button.click()
+    assert window.undo_stack.count() == steps + 1
+    tagged = {i for i, n in enumerate(doc.nodes) if n.attrs.get(edits.FORCE_MIRRORING)}
+    assert tagged == {i for i in result.best.tags if not doc.nodes[i].is_variable}
+    assert all(doc.nodes[i].attrs.get(edits.MIRROR_STAGE) == "True" for i in result.stages)
+    window.undo_stack.undo()
+    assert not any(edits.FORCE_MIRRORING in n.attrs or edits.MIRROR_STAGE in n.attrs
+                   for n in doc.nodes)
+    # export writes a graph MXNet loads with the tags
+    out = tmp_path / "planned-symbol.json"
+    panel.result = result
+    assert panel.export_to(str(out))
+    attrs = mx.sym.load(str(out)).attr_dict()
+    assert sum(1 for a in attrs.values() if a.get("__force_mirroring__") == "False") \
+        == len(result.best.kept)
+
+
+def test_a_search_can_be_cancelled_midway(make_window, qtbot) -> None:
+    window, panel = _ready(make_window, qtbot)
+    panel.search.setCurrentIndex(panel.search.findData("best"))
+    panel.start_button.click()
+    qtbot.waitUntil(lambda: len(panel.probes) >= 3, timeout=60000)
+    with qtbot.waitSignal(panel.finished, timeout=1000):
+        panel.cancel_button.click()
+    assert not panel.busy and panel.start_button.isEnabled()
+    assert panel.status.text() == "Cancelled."
+    count = len(panel.probes)
+    qtbot.wait(500)
+    assert len(panel.probes) == count     # nothing arrives after a cancel
+
+
+def test_missing_stages_and_benchmark(make_window, qtbot) -> None:
+    window, panel = _ready(make_window, qtbot)
+    panel.stages.setCurrentIndex(panel.stages.findData("file"))
+    with qtbot.waitSignal(panel.finished, timeout=60000):
+        panel.start_button.click()
+    assert "no node carries mirror_stage" in panel.status.text()
+    window.shape_form.set_shapes({"data": (2, 3, 64, 64)})
+    with qtbot.waitSignal(panel.finished, timeout=120000):
+        panel.bench_button.click()
+    assert [r.label for r in panel.bench] == ["original"]
+    assert "ms/iter" in panel.bench_label.text()
