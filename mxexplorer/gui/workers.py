@@ -9,7 +9,7 @@ from __future__ import annotations
 import traceback
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from mxexplorer.core.errors import Cancelled, UserError
 from mxexplorer.core.progress import CancelToken, Throttled
@@ -72,6 +72,12 @@ class _Registry(QObject):
 
     @Slot()
     def _on_thread_finished(self) -> None:
+        # release on the next turn of the event loop, never inside the thread's own
+        # finished() emission (the last reference may be this one)
+        QTimer.singleShot(0, self._sweep)
+
+    @Slot()
+    def _sweep(self) -> None:
         for key, (thread, _) in list(self.running.items()):
             if thread.isFinished():
                 del self.running[key]
@@ -93,6 +99,7 @@ def start(parent: QObject, worker: FunctionWorker) -> QThread:
     worker.finished.connect(thread.quit)
     worker.failed.connect(thread.quit)
     worker.cancelled.connect(thread.quit)
-    thread.finished.connect(worker.deleteLater)
+    # no worker.deleteLater: the worker is Python's object and dies with its last
+    # reference, on the GUI thread, after the thread has finished
     thread.start()
     return thread
