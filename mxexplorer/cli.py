@@ -129,7 +129,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from mxexplorer.core import drawing, shapes
     from mxexplorer.core.document import GraphDocument
 
-    drawing.format_for(args.output)
+    fmt = drawing.format_for(args.output)  # a bad extension fails before any work
     doc = GraphDocument.open(args.file)
     shape_map = _shape_args(args.shape)
     by_entry = None
@@ -140,7 +140,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             raise UserError(f"shape inference stopped at {result.error.one_line()}")
         by_entry = result.by_entry
     graph = drawing.visible_graph(doc, show_params=args.show_params)
-    dpi = args.dpi if drawing.format_for(args.output) == "png" else 0
+    dpi = (args.dpi or drawing.PNG_DPI) if fmt == "png" else 0
     source = drawing.styled_source(doc, graph, by_entry, legend=not args.no_legend,
                                    title=args.title, dpi=dpi)
     size = drawing.render_file(source, args.output)
@@ -255,15 +255,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"file": args.file, "results": [r.to_dict() for r in results]})
         return 0
-    out = sys.stdout
-    out.write(f"{'graph':<10} {'train ms':>10} {'spread':>15} {'samples/s':>10} "
-              f"{'infer ms':>10} {'memory MB':>10}\n")
     for r in results:
-        mem = r.gpu_used_mb if r.gpu_used_mb is not None else r.planned_mb
-        out.write(f"{r.label:<10} {r.train.median_ms:>10.1f} "
-                  f"{f'{r.train.min_ms:.1f}-{r.train.max_ms:.1f}':>15} "
-                  f"{r.train_samples_per_s:>10.1f} {r.infer.median_ms:>10.1f} "
-                  f"{mem if mem is not None else float('nan'):>10.0f}\n")
+        sys.stdout.write(r.summary() + "\n")
     return 0
 
 
@@ -298,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="draw parameter and auxiliary variables too")
     p.add_argument("--no-legend", action="store_true", help="leave the legend out")
     p.add_argument("--title", help="a title above the graph")
-    p.add_argument("--dpi", type=int, default=150, help="resolution of a PNG (150)")
+    p.add_argument("--dpi", type=int, default=None, help="resolution of a PNG (150)")
     p.set_defaults(func=cmd_render)
 
     p = sub.add_parser("plan", help="plan mirroring (memonger) to cut training memory")

@@ -48,6 +48,19 @@ class BenchResult:
     def infer_samples_per_s(self) -> float:
         return self.batch * 1000.0 / self.infer.median_ms if self.infer.median_ms else 0.0
 
+    @property
+    def memory_mb(self) -> float | None:
+        """Memory used on a GPU, else MXNet's planned figure."""
+        return self.gpu_used_mb if self.gpu_used_mb is not None else self.planned_mb
+
+    def summary(self) -> str:
+        """One line for people: the CLI and the panel both print this."""
+        mem = f"{self.memory_mb:.0f} MB" if self.memory_mb is not None else "? MB"
+        return (f"{self.label}: {self.train.median_ms:.1f} ms/iter "
+                f"({self.train.min_ms:.1f}-{self.train.max_ms:.1f}), "
+                f"{self.train_samples_per_s:.1f} samples/s, inference "
+                f"{self.infer.median_ms:.1f} ms, memory {mem}")
+
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "device": self.device, "batch": self.batch,
                 "train": self.train.to_dict(), "infer": self.infer.to_dict(),

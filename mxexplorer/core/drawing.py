@@ -59,6 +59,7 @@ FONT = "Helvetica"
 FONT_SIZE = 10.0
 DETAIL_SIZE = 8.5
 EDGE_FONT_SIZE = 8.0
+PNG_DPI = 150          # exported PNGs: sharp enough to print
 
 
 @dataclass(frozen=True)

@@ -534,14 +534,7 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     if search.best_kept is not None and (search.best_cost < baseline or
                                          threshold_mb is not None):
         kept = search.best_kept
-        if threshold_mb is not None or search.best_threshold is not None \
-                and search.costs.get(kept) is not None:
-            tags = search.threshold_plan(search.best_threshold)[2] \
-                if search.best_threshold is not None else tags_for_kept(doc, kept)
-            if tuple(sorted(i for i, v in tags.items() if v == "False")) != kept:
-                tags = tags_for_kept(doc, kept)
-        else:
-            tags = tags_for_kept(doc, kept)
+        tags = tags_for_kept(doc, kept)  # what original_tags gives for a threshold, too
         best = Plan(tags, search.best_cost, search.best_threshold, kept,
                     recompute_macs(doc, gstats, tags), gstats.macs)
     progress(1, 1, "done")

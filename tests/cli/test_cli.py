@@ -171,3 +171,6 @@ def test_bench_json(tmp_path) -> None:
     results = json.loads(proc.stdout)["results"]
     assert [r["label"] for r in results] == ["original", "planned"]
     assert all(r["train"]["median_ms"] > 0 and r["train_samples_per_s"] > 0 for r in results)
+    proc = run("bench", path, "--shape", "data=8,784", "--repeats", "1", "--warmup", "0")
+    assert proc.returncode == 0 and proc.stdout.startswith("original: ") \
+        and "ms/iter" in proc.stdout, proc.stderr

@@ -53,7 +53,6 @@ def test_a_search_runs_to_the_end_and_its_plan_applies_and_undoes(make_window, q
                    for n in doc.nodes)
     # export writes a graph MXNet loads with the tags
     out = tmp_path / "planned-symbol.json"
-    panel.result = result
     assert panel.export_to(str(out))
     attrs = mx.sym.load(str(out)).attr_dict()
     assert sum(1 for a in attrs.values() if a.get("__force_mirroring__") == "False") \

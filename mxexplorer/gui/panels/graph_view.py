@@ -365,6 +365,8 @@ class GraphPane(QWidget):
         self._match_at = -1
         self._first_draw = True
         self._preview: dict[int, str] | None = None
+        self._shown_selection: set[int] = set()   # nodes drawn with the selection pen
+        self._own_change = False                   # the selection came from a click here
         self.last_layout_seconds = 0.0
         self._started = 0.0
 
@@ -479,22 +481,18 @@ class GraphPane(QWidget):
     def relayout(self) -> None:
         """Lay the graph out again even if nothing changed (after a cancel or a failure)."""
         self.cancel_layout(quiet=True)
-        self._wanted_source = ""
-        self.layout = None if self.build is None else self.layout
-        if self.layout is not None:
-            self.layout = drawing.Layout("", self.layout.width, self.layout.height,
-                                         self.layout.nodes, self.layout.edges)
-        self.refresh()
+        self.refresh(force=True)
 
-    def refresh(self) -> None:
+    def refresh(self, force: bool = False) -> None:
         """Bring the picture in line with the document: restyle when the layout
         would not change, else lay it out again (superseding any run in flight)."""
         graph = self._visible()
         source = drawing.layout_source(graph)
-        if source == self._wanted_source:
+        if source == self._wanted_source and not force:
             self._restyle(graph)
             return
-        if self.layout is not None and source == self.layout.source and self._job is None:
+        if not force and self.layout is not None and source == self.layout.source \
+                and self._job is None:
             self._cancel_pending()
             self._wanted_source = source
             self._restyle(graph)
@@ -513,7 +511,6 @@ class GraphPane(QWidget):
         worker = workers.FunctionWorker(job)
         worker.finished.connect(self._on_layout_finished)
         worker.failed.connect(self._on_layout_failed)
-        worker.cancelled.connect(self._on_layout_cancelled)
         workers.start(self, worker)
         self._job = worker
         n = len(graph.nodes)
@@ -572,10 +569,6 @@ class GraphPane(QWidget):
         if self._job is None or self.sender() is not self._job:
             return
         self._fail(message.strip().splitlines()[-1])
-
-    @Slot()
-    def _on_layout_cancelled(self) -> None:
-        pass
 
     @Slot()
     def _build_step(self) -> None:
@@ -784,11 +777,11 @@ class GraphPane(QWidget):
 
     @Slot(list)
     def _on_selection_changed(self, nodes: list) -> None:
-        before = getattr(self, "_shown_selection", set())
+        before = self._shown_selection
         after = set(nodes)
         self._shown_selection = after
         self._update_selection_pens(before, after)
-        if nodes and not getattr(self, "_own_change", False):
+        if nodes and not self._own_change:
             self.center_on(nodes[-1])
 
     def visible_node_for(self, node: int) -> int | None:
@@ -914,13 +907,13 @@ class GraphPane(QWidget):
         self._relayout_timer.start()
 
     # ------------------------------------------------------------ export
-    def export_source(self) -> str:
+    def export_source(self, dpi: int = 0) -> str:
         graph = drawing.visible_graph(self.document, self.show_params)
         result = self.shape_result
         shapes = result.by_entry if result is not None and \
             result.revision == self.document.revision else None
         return drawing.styled_source(self.document, graph, shapes,
-                                     legend=self.legend_button.isChecked())
+                                     legend=self.legend_button.isChecked(), dpi=dpi)
 
     def export_dialog(self) -> None:
         base = self.document.path or "graph"
@@ -942,9 +935,7 @@ class GraphPane(QWidget):
         except UserError as exc:
             self._export_failed(str(exc))
             return
-        source = self.export_source()
-        if fmt == "png":
-            source = source.replace("digraph mxnet {", "digraph mxnet {\n  graph [dpi=150];", 1)
+        source = self.export_source(dpi=drawing.PNG_DPI if fmt == "png" else 0)
 
         def job(progress: Any, token: Any) -> str:
             drawing.render_file(source, path, token)

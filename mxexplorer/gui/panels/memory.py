@@ -229,7 +229,6 @@ class MemoryPanel(QWidget):
         worker.partial.connect(self._on_probe)
         worker.finished.connect(self._on_finished)
         worker.failed.connect(self._on_failed)
-        worker.cancelled.connect(self._on_cancelled)
         self._job, self._kind = worker, kind
         self._set_running(True)
         workers.start(self, worker)
@@ -281,15 +280,16 @@ class MemoryPanel(QWidget):
         if got is None:
             return
         given, _ = got
-        original = self.document.to_json(indent=None)
-        planned = None
-        if self.result is not None and self.result.best is not None \
-                and self.snapshot is not None:
-            planned = memplan.planned_json(self.snapshot, self.result, indent=None)
+        snap = self.document.snapshot()
+        plan = self.result if self.result is not None and self.result.best is not None \
+            else None
+        plan_snap = self.snapshot
         ctx = self.device.currentData()
 
         def job(progress: Any, token: Any) -> list[benchmark.BenchResult]:
-            return benchmark.compare(original, planned, given, ctx, progress=progress,
+            planned = memplan.planned_json(plan_snap, plan, indent=None) \
+                if plan is not None and plan_snap is not None else None
+            return benchmark.compare(snap.json, planned, given, ctx, progress=progress,
                                      token=token)
 
         self._run("bench", job)
@@ -360,10 +360,6 @@ class MemoryPanel(QWidget):
         self._set_running(False)
         self._set_status(message.strip().splitlines()[-1], error=True)
         self.finished.emit()
-
-    @Slot()
-    def _on_cancelled(self) -> None:
-        pass
 
     # ------------------------------------------------------------- showing
     def _probe_x(self, probe: memplan.Probe) -> float | None:
@@ -437,14 +433,7 @@ class MemoryPanel(QWidget):
         heights = [r.train.median_ms for r in results]
         self.bench_bars.setOpts(x=np.arange(len(heights)), height=heights, width=0.6)
         self.bench_plot.enableAutoRange()
-        lines = []
-        for r in results:
-            mem = r.gpu_used_mb if r.gpu_used_mb is not None else r.planned_mb
-            lines.append(f"{r.label}: {r.train.median_ms:.1f} ms/iter "
-                         f"({r.train.min_ms:.1f}-{r.train.max_ms:.1f}), "
-                         f"{r.train_samples_per_s:.1f} samples/s, inference "
-                         f"{r.infer.median_ms:.1f} ms, memory {mem or 0:.0f} MB")
-        self.bench_label.setText("\n".join(lines))
+        self.bench_label.setText("\n".join(r.summary() for r in results))
         if self.result is None:
             self._set_status("Benchmark done.")
         else:
