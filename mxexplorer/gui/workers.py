@@ -9,7 +9,7 @@ from __future__ import annotations
 import traceback
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
 
 from mxexplorer.core.errors import Cancelled, UserError
 from mxexplorer.core.progress import CancelToken, Throttled
@@ -33,7 +33,7 @@ class FunctionWorker(QObject):
 
     def __init__(self, fn: Callable[[Callable[[int, int, str], None], CancelToken], Any]):
         super().__init__()
-        self._fn = fn
+        self._fn: Callable[[Callable[[int, int, str], None], CancelToken], Any] | None = fn
         self.token = CancelToken()
 
     def request_cancel(self) -> None:
@@ -42,6 +42,7 @@ class FunctionWorker(QObject):
     @Slot()
     def run(self) -> None:
         try:
+            assert self._fn is not None, "a worker runs once"
             result = self._fn(Throttled(self.progress.emit), self.token)
         except Cancelled:
             self.cancelled.emit()
@@ -51,6 +52,18 @@ class FunctionWorker(QObject):
             self.failed.emit(traceback.format_exc())
         else:
             self.finished.emit(result)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Drop the job (its closure may point back here: a cycle only the garbage
+        collector would break, on whatever thread it happens to run, where deleting a
+        QObject aborts) and hand the worker back to the GUI thread, where its last
+        reference goes."""
+        self._fn = None
+        app = QCoreApplication.instance()
+        if app is not None:
+            self.moveToThread(app.thread())
 
 
 class _Registry(QObject):

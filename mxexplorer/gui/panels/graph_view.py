@@ -317,12 +317,18 @@ class _SceneBuild:
             item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
             y += h
 
+    def close(self) -> None:
+        """Drop the generator: its frame refers to this object, a cycle that only the
+        garbage collector (on any thread) would break, deleting the scene there."""
+        self._work = iter(())
+
     def step(self, budget: float = CHUNK_SECONDS) -> bool:
         """Work for up to ``budget`` seconds; True when the scene is complete."""
         end = time.perf_counter() + budget
         for _ in self._work:
             if time.perf_counter() >= end:
                 return False
+        self.close()
         if not self.done:
             self.scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
             self.done = True
@@ -531,6 +537,7 @@ class GraphPane(QWidget):
     def _cancel_pending(self) -> None:
         self._build_timer.stop()
         if self._pending is not None:
+            self._pending.close()
             self._pending.scene.deleteLater()
             self._pending = None
 

@@ -1,0 +1,34 @@
+"""Workers end in a state the garbage collector cannot turn into a crash."""
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication, QObject, Slot
+
+from mxexplorer.gui import workers
+
+
+class _Sink(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.results: list[object] = []
+
+    @Slot(object)
+    def take(self, value: object) -> None:
+        self.results.append(value)
+
+
+def test_a_finished_worker_drops_its_job_and_returns_to_the_gui_thread(qtbot) -> None:
+    holder: dict[str, object] = {}
+
+    def job(progress, token) -> int:
+        holder["emit"]  # the closure refers to the worker: a reference cycle
+        return 42
+
+    sink = _Sink()
+    worker = workers.FunctionWorker(job)
+    holder["emit"] = worker.partial.emit
+    worker.finished.connect(sink.take)
+    thread = workers.start(sink, worker)
+    qtbot.waitUntil(lambda: sink.results == [42], timeout=10000)
+    assert thread.wait(10000)
+    assert worker._fn is None                      # the cycle is broken
+    assert worker.thread() is QCoreApplication.instance().thread()
