@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import shutil
+from typing import Any
 
 import pytest
 
@@ -56,3 +57,66 @@ def mlp_copy(tmp_path):
     for name in ("mlp-symbol.json", "mlp-0000.params"):
         shutil.copy(EXAMPLES / name, tmp_path / name)
     return tmp_path / "mlp-symbol.json"
+
+
+class DialogWatch:
+    """Closes every modal dialog a test opens and remembers what it said.
+
+    Offscreen, a modal dialog nobody answers waits forever (a CI run once hung for
+    hours on one).  Every 50 ms the active modal widget is answered: with the next
+    button queued by :meth:`answer`, else rejected and recorded as unexpected, which
+    fails the test at teardown with the dialog's own text.
+    """
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.seen: list[tuple[str, str]] = []
+        self.unexpected: list[tuple[str, str]] = []
+        self._answers: list[Any] = []
+        self._timer = QTimer()
+        self._timer.setInterval(50)
+        self._timer.timeout.connect(self._check)
+        self._timer.start()
+
+    def answer(self, *buttons: Any) -> None:
+        """Queue the buttons (QMessageBox.StandardButton) for the next dialogs."""
+        self._answers.extend(buttons)
+
+    def take(self) -> list[tuple[str, str]]:
+        """The (title, text) of the dialogs answered so far; clears the list."""
+        seen, self.seen = self.seen, []
+        return seen
+
+    def _check(self) -> None:
+        from PySide6.QtWidgets import QApplication, QDialog, QMessageBox
+
+        widget = QApplication.activeModalWidget()
+        if widget is None:
+            for top in QApplication.topLevelWidgets():
+                if isinstance(top, QMessageBox) and top.isVisible():
+                    widget = top
+                    break
+        if not isinstance(widget, QDialog):
+            return
+        text = widget.text() if isinstance(widget, QMessageBox) else ""
+        record = (widget.windowTitle(), text)
+        if self._answers and isinstance(widget, QMessageBox):
+            self.seen.append(record)
+            button = widget.button(self._answers.pop(0))
+            assert button is not None, f"dialog {record} has no such button"
+            button.click()
+            return
+        self.unexpected.append(record)
+        widget.reject()
+
+    def close(self) -> None:
+        self._timer.stop()
+
+
+@pytest.fixture(autouse=True)
+def dialogs(qapp):
+    watch = DialogWatch()
+    yield watch
+    watch.close()
+    assert not watch.unexpected, f"unexpected dialogs: {watch.unexpected}"
