@@ -9,7 +9,7 @@ from __future__ import annotations
 import traceback
 from typing import Any, Callable
 
-from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
 
 from mxexplorer.core.errors import Cancelled, UserError
 from mxexplorer.core.progress import CancelToken, Throttled
@@ -109,9 +109,13 @@ def start(parent: QObject, worker: FunctionWorker) -> QThread:
     _registry.add(thread, worker)
     worker.moveToThread(thread)
     thread.started.connect(worker.run)
-    worker.finished.connect(thread.quit)
-    worker.failed.connect(thread.quit)
-    worker.cancelled.connect(thread.quit)
+    # quit() straight from the worker thread (it is thread-safe): a queued quit waited
+    # for the GUI thread's event loop, so a GUI thread blocked in wait() on this thread
+    # waited for a quit it was itself holding up
+    direct = Qt.ConnectionType.DirectConnection
+    worker.finished.connect(thread.quit, direct)
+    worker.failed.connect(thread.quit, direct)
+    worker.cancelled.connect(thread.quit, direct)
     # no worker.deleteLater: the worker is Python's object and dies with its last
     # reference, on the GUI thread, after the thread has finished
     thread.start()

@@ -48,8 +48,13 @@ def wait_for_workers(timeout_ms: int = 20000) -> None:
 
     registry = workers._registry
     if registry is not None:
-        for thread, _ in list(registry.running.values()):
-            assert thread.wait(timeout_ms), "a worker thread is still running"
+        for thread, worker in list(registry.running.values()):
+            if not thread.wait(timeout_ms):
+                import faulthandler
+                import sys
+
+                faulthandler.dump_traceback(sys.stderr, all_threads=True)
+                raise AssertionError(f"a worker thread is still running: {worker!r}")
 
 
 @pytest.fixture

@@ -32,3 +32,22 @@ def test_a_finished_worker_drops_its_job_and_returns_to_the_gui_thread(qtbot) ->
     assert thread.wait(10000)
     assert worker._fn is None                      # the cycle is broken
     assert worker.thread() is QCoreApplication.instance().thread()
+
+
+def test_a_thread_ends_while_the_gui_thread_waits_without_an_event_loop(qtbot) -> None:
+    """A closing window waits for its threads without turning the event loop: the
+    thread must quit by itself when its job ends (a queued quit never came)."""
+    import threading
+
+    started = threading.Event()
+
+    def job(progress, token) -> int:
+        started.set()
+        return 1
+
+    sink = _Sink()
+    worker = workers.FunctionWorker(job)
+    thread = workers.start(sink, worker)
+    assert started.wait(10)
+    assert thread.wait(5000)                       # no processEvents in between
+    qtbot.waitUntil(lambda: not workers._registry.running, timeout=5000)
