@@ -6,8 +6,11 @@ Targets (2-core machine): ResNet-152 export drawn within 1.5 s of opening; a
 than 100 ms at a time while it happens.
 
 Run: ``python benchmarks/graph_pane.py [resnet152_v1 resnet1001 ...]`` (offscreen
-unless a display is set).  Each network runs in a fresh process, MXNet loading in the
-background exactly as when a user starts ``mxexplorer FILE``.
+unless a display is set).  Each network runs in a fresh process started as
+``mxexplorer FILE`` starts: the window is built, the file opens in the background
+(``MainWindow.open_file``) and the window shows; "drawn" counts from the window's
+construction, stalls from the first turn of the event loop to the drawn graph.
+MXNet's import is left until the graph is drawn (see ``MainWindow._mxnet_timer``).
 """
 from __future__ import annotations
 
@@ -31,37 +34,43 @@ def child(path: str) -> None:
     from mxexplorer.gui.settings import Settings
 
     app = ensure_app()
-    window = MainWindow(Settings(os.path.join(tempfile.mkdtemp(), "s.ini")))
-    window.resize(1400, 860)
-    window.show()
-    app.processEvents()
-
     gaps: list[float] = []
-    last = [time.perf_counter()]
+    result: dict[str, float] = {}
+    t0 = time.perf_counter()
+    last = [t0]
 
     def tick() -> None:
         now = time.perf_counter()
         gaps.append(now - last[0])
         last[0] = now
 
-    timer = QTimer()
-    timer.setInterval(5)
-    timer.timeout.connect(tick)
-    result: dict[str, float] = {}
-
     def drawn() -> None:
         result["drawn"] = time.perf_counter() - t0
         app.exit(0)
 
-    t0 = time.perf_counter()
-    last[0] = t0
+    # as `mxexplorer FILE` does: the window, the file opening in the background, shown
+    window = MainWindow(Settings(os.path.join(tempfile.mkdtemp(), "s.ini")))
+    window.resize(1400, 860)
+    window.open_file(path)
+    window.show()
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
     timer.start()
-    window.open_path(path)
-    pane = window.graph_pane
-    pane.drawn.connect(drawn)
-    pane.layout_failed.connect(lambda m: app.exit(1))
+
+    def connect() -> None:
+        pane = window.graph_pane
+        if pane is None:
+            QTimer.singleShot(5, connect)
+            return
+        pane.drawn.connect(drawn)
+        pane.layout_failed.connect(lambda m: app.exit(1))
+
+    connect()
+    last[0] = time.perf_counter()   # stalls are counted once the event loop runs
     app.exec()
     timer.stop()
+    pane = window.graph_pane
     stalls = [g - 0.005 for g in gaps]
     result["max_stall"] = max(stalls)
     result["stalls_over_100ms"] = sum(1 for s in stalls if s > 0.1)

@@ -119,6 +119,19 @@ class GraphDocument:
             listener(self, change)
 
     # ---------------------------------------------------------------- derived
+    def cached(self, key: str, build: Callable[[], Any]) -> Any:
+        """``build()``, computed once per revision (what is derived from the graph)."""
+        return self._cached(key, build)
+
+    def warm(self) -> None:
+        """Compute what every view asks for first; a worker calls this on a document
+        nobody else holds yet, so the GUI thread finds it ready."""
+        from mxexplorer.core.outline import outline
+
+        outline(self, grouped=True)
+        self.data_inputs()
+        self.unknown_ops()
+
     def _cached(self, key: str, build: Callable[[], Any]) -> Any:
         if self._cache_rev != self.revision:
             self._cache.clear()

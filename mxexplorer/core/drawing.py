@@ -98,7 +98,21 @@ class VisibleGraph:
 
 def visible_graph(doc: GraphDocument, show_params: bool = False) -> VisibleGraph:
     """The nodes and edges drawn: operators and data inputs, plus parameter and
-    auxiliary variables when ``show_params`` (``plot_network(hide_weights=False)``)."""
+    auxiliary variables when ``show_params`` (``plot_network(hide_weights=False)``).
+    Computed once per document revision."""
+    graph: VisibleGraph = doc.cached(f"visible_graph:{show_params}",
+                                     lambda: _visible_graph(doc, show_params))
+    return graph
+
+
+def document_layout_source(doc: GraphDocument, show_params: bool = False) -> str:
+    """:func:`layout_source` of the document's visible graph, once per revision."""
+    source: str = doc.cached(f"layout_source:{show_params}",
+                             lambda: layout_source(visible_graph(doc, show_params)))
+    return source
+
+
+def _visible_graph(doc: GraphDocument, show_params: bool) -> VisibleGraph:
     kinds = doc.kinds()
     shown: dict[int, VisNode] = {}
     for i in doc.order():

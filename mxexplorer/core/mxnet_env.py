@@ -79,6 +79,34 @@ def preload_cuda_libraries() -> list[str]:
     return loaded
 
 
+def preload_libmxnet() -> bool:
+    """dlopen libmxnet.so through a ctypes call, which releases the GIL.
+
+    MXNet's own ``ctypes.CDLL`` holds the GIL while the library loads and runs its
+    static initialisers (about a tenth of a second, more on a busy machine): any other
+    thread wanting Python waits, the GUI thread included.  Loaded here first, MXNet's
+    dlopen of the same path just takes another reference.  Returns whether it loaded.
+    """
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("mxnet")
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    path = os.path.join(list(spec.submodule_search_locations)[0], "libmxnet.so")
+    if not os.path.exists(path):
+        return False
+    try:
+        dlopen = ctypes.CDLL(None).dlopen
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        return False
+    dlopen.restype = ctypes.c_void_p
+    dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    return bool(dlopen(os.fsencode(path), os.RTLD_NOW | os.RTLD_LOCAL))
+
+
 def import_mxnet() -> ModuleType:
     """Import MXNet once (thread-safe), or raise :class:`MXNetMissingError`."""
     with _lock:
@@ -92,6 +120,7 @@ def import_mxnet() -> ModuleType:
         if dist.startswith("mxnet-cu"):
             preload_cuda_libraries()
         os.environ.setdefault("MXNET_SUBGRAPH_VERBOSE", "0")
+        preload_libmxnet()
         try:
             mx = importlib.import_module("mxnet")
         except OSError as exc:

@@ -9,7 +9,7 @@ import os
 import time
 from typing import Any
 
-from PySide6.QtCore import Qt, QThread, Slot
+from PySide6.QtCore import Qt, QThread, QTimer, Slot
 from PySide6.QtGui import QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
     QMessageBox,
 )
 
-from mxexplorer.core import edits, export, shapes, stats
+from mxexplorer.core import drawing, edits, export, shapes, stats
 from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.errors import UserError
+from mxexplorer.core.errors import Cancelled, UserError
 from mxexplorer.core.mxnet_env import import_mxnet
 from mxexplorer.core.shapes import Shape, ShapeResult
 from mxexplorer.gui import workers
@@ -84,7 +84,18 @@ class MainWindow(QMainWindow):
         self.mxnet_label = QLabel()
         self.statusBar().addPermanentWidget(self.totals)
         self.statusBar().addPermanentWidget(self.mxnet_label)
-        self._start_mxnet_import()
+        self._open_job: workers.FunctionWorker | None = None
+        self._open_shapes: dict[str, Shape] = {}
+        self._pending_inference: dict[str, Shape] = {}
+        self._mxnet_started = False
+        # MXNet's import takes the GIL for a second: with it, every Qt call back into
+        # Python waits its turn and a graph took 5x longer to show, in stalls up to a
+        # second.  So it starts when the window is idle: at once without a file, else
+        # once the graph is drawn (or after 15 s of drawing), or when a job needs it.
+        self._mxnet_deadline = time.monotonic() + 15.0
+        self._mxnet_timer = QTimer(self, interval=100)
+        self._mxnet_timer.timeout.connect(self._start_mxnet_import_when_idle)
+        self._mxnet_timer.start()
 
     # ------------------------------------------------------------- building
     def _make_docks(self) -> None:
@@ -180,12 +191,10 @@ class MainWindow(QMainWindow):
         self.graph_pane.mirror_requested.connect(self._on_mirror_requested)
         self.graph_pane.exported.connect(self._on_graph_exported)
         self.setCentralWidget(self.graph_pane)
-        self.memory = MemoryPanel(doc, self._current_shapes)
-        self.memory.apply_requested.connect(self._on_edit_requested)
-        self.memory.preview_requested.connect(self._on_preview_requested)
-        self.memory_dock.setWidget(self.memory)
-        if self.mxnet_ready:
-            self.memory.load_devices()
+        self.memory = None
+        # the planner's plots are built on the next turn: opening a big graph stays
+        # in steps under 100 ms
+        QTimer.singleShot(50, self._install_memory_panel)
         self.undo_stack.clear()
         self._set_document_actions(True)
         if doc.path:
@@ -197,6 +206,76 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(
                 "Ops unknown to MXNet 1.9.1: " + ", ".join(doc.unknown_ops())
                 + " (the graph shows; shape inference will stop there)")
+
+    def open_file(self, path: str, shapes: dict[str, Shape] | None = None) -> None:
+        """Open ``path`` in the background: read and index it on a worker, then show it
+        (after the unsaved-changes question) and infer ``shapes`` if given.  The window
+        stays live meanwhile."""
+        self._open_shapes = dict(shapes or {})
+        if self._open_job is not None:
+            self._open_job.request_cancel()
+
+        def job(progress: Any, token: Any) -> GraphDocument:
+            doc = GraphDocument.open(path)
+            if token.cancelled:
+                raise Cancelled()
+            doc.warm()
+            drawing.document_layout_source(doc)
+            return doc
+
+        worker = workers.FunctionWorker(job)
+        worker.finished.connect(self._on_file_opened)
+        worker.failed.connect(self._on_file_open_failed)
+        worker.cancelled.connect(self._on_file_open_cancelled)
+        self._open_job = worker
+        self._keep(workers.start(self, worker), worker)
+        self.statusBar().showMessage(f"Opening {os.path.basename(path)}\u2026")
+
+    @Slot(object)
+    def _on_file_opened(self, doc: GraphDocument) -> None:
+        if self.sender() is not self._open_job:
+            return          # superseded by a newer open
+        self._open_job = None
+        self.statusBar().clearMessage()
+        if self.document is not None and not self.maybe_save():
+            return
+        self.set_document(doc)
+        self._mxnet_deadline = time.monotonic() + 15.0
+        if self._open_shapes:
+            # inference needs MXNet: run it once MXNet is in (see _mxnet_timer)
+            self._pending_inference = dict(self._open_shapes)
+            if self.mxnet_ready:
+                self._run_pending_inference()
+
+    @Slot(str)
+    def _on_file_open_failed(self, message: str) -> None:
+        if self.sender() is not self._open_job:
+            return
+        self._open_job = None
+        self.statusBar().clearMessage()
+        self.show_error("Cannot open the file", message.strip().splitlines()[-1])
+
+    @Slot()
+    def _on_file_open_cancelled(self) -> None:
+        if self.sender() is self._open_job:
+            self._open_job = None
+
+    @property
+    def opening(self) -> bool:
+        """A file is being read in the background."""
+        return self._open_job is not None
+
+    @Slot()
+    def _install_memory_panel(self) -> None:
+        doc = self.document
+        if doc is None or self.memory is not None:
+            return
+        self.memory = MemoryPanel(doc, self._current_shapes)
+        self.memory.apply_requested.connect(self._on_edit_requested)
+        self.memory.preview_requested.connect(self._on_preview_requested)
+        self.memory_dock.setWidget(self.memory)
+        if self.mxnet_ready:
+            self.memory.load_devices()
 
     def open_path(self, path: str) -> bool:
         try:
@@ -254,8 +333,14 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_preview_requested(self, tags: object) -> None:
+        """A plan's ``force_mirroring`` tags shown in the graph and the tree (None ends
+        the preview); the document is untouched until Apply."""
         if self.graph_pane is not None:
             self.graph_pane.preview(tags)  # type: ignore[arg-type]
+        if self.tree is not None:
+            shown = {} if tags is None else {int(k): v == "True"
+                                              for k, v in dict(tags).items()}  # type: ignore[call-overload]
+            self.tree.set_preview(shown)
 
     def _on_export_graph_triggered(self) -> None:
         if self.graph_pane is not None:
@@ -293,8 +378,27 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{name}[*] - mxexplorer")
 
     # ------------------------------------------------------------ inference
+    def _start_mxnet_import_when_idle(self) -> None:
+        if self._mxnet_started or self._open_job is not None:
+            return
+        pane = self.graph_pane
+        if pane is None or not pane.busy_now or time.monotonic() > self._mxnet_deadline:
+            self._start_mxnet_import()
+
+    def _run_pending_inference(self) -> None:
+        given, self._pending_inference = self._pending_inference, {}
+        if given and self.document is not None:
+            self._start_inference(given, "float32")
+
+    def ensure_mxnet(self) -> None:
+        """Start importing MXNet now (something needs it)."""
+        if not self._mxnet_started:
+            self._start_mxnet_import()
+
     def _start_mxnet_import(self) -> None:
         """Import MXNet on a worker thread: the window and the tree never wait for it."""
+        self._mxnet_started = True
+        self._mxnet_timer.stop()
         worker = workers.FunctionWorker(_import_mxnet_job)
         worker.finished.connect(self._on_mxnet_loaded)
         worker.failed.connect(self._on_mxnet_failed)
@@ -306,6 +410,7 @@ class MainWindow(QMainWindow):
     def _on_mxnet_loaded(self, _: object = None) -> None:
         self.mxnet_ready = True
         self.mxnet_label.setText("MXNet ready")
+        self._run_pending_inference()
         if self.memory is not None:
             self.memory.load_devices()
 
@@ -342,6 +447,7 @@ class MainWindow(QMainWindow):
     def _start_inference(self, given: dict[str, Shape], dtype: str) -> None:
         if self.document is None:
             return
+        self.ensure_mxnet()
         if self._infer_job is not None:
             self._infer_job[1].request_cancel()
         worker = workers.FunctionWorker(self._analysis_job(given, dtype))
@@ -415,7 +521,7 @@ class MainWindow(QMainWindow):
             self, "Open symbol file", self.settings.last_open_dir(),
             "MXNet symbol (*-symbol.json *.json *.params);;All files (*)")
         if path:
-            self.open_path(path)
+            self.open_file(path)
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -429,7 +535,7 @@ class MainWindow(QMainWindow):
             self.settings.remove_recent_file(path)
             self.show_error("File not found", f"{path} no longer exists; removed from the list.")
             return
-        self.open_path(path)
+        self.open_file(path)
 
     def save(self) -> bool:
         doc = self.document

@@ -93,6 +93,11 @@ class DialogWatch:
         seen, self.seen = self.seen, []
         return seen
 
+    def take_closed(self) -> list[tuple[str, str]]:
+        """The dialogs closed unanswered so far (expected by the caller); clears them."""
+        closed, self.unexpected = self.unexpected, []
+        return closed
+
     def _check(self) -> None:
         from PySide6.QtWidgets import QApplication, QDialog, QMessageBox
 

@@ -261,3 +261,21 @@ def test_status_totals_say_when_they_are_partial(make_window, qtbot) -> None:
     assert "partial" in window.totals.text()
     window.infer_blocking({"data": (4, 784)})
     assert "partial" not in window.totals.text() and "params 52.78 K" in window.totals.text()
+
+
+def test_open_file_reads_in_the_background_and_reports_a_bad_file(make_window, qtbot,
+                                                                   tmp_path, dialogs) -> None:
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    target = EXAMPLES / "resnet18_v1-symbol.json"
+    window.open_file(str(target))
+    assert window.opening                       # returned at once; the worker reads
+    qtbot.waitUntil(lambda: not window.opening and window.document.path == str(target),
+                    timeout=20000)
+    assert window.tree.model.rowCount() == 5    # the groups of the new document
+    bad = tmp_path / "broken-symbol.json"
+    bad.write_text('{"nodes": [')
+    window.open_file(str(bad))
+    qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=20000)
+    (title, text), = dialogs.take_closed()
+    assert title == "Cannot open the file" and "truncated" in text
+    assert window.document.path == str(target)  # the open document is untouched

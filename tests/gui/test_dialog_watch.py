@@ -15,5 +15,4 @@ def test_a_queued_answer_clicks_its_button(dialogs) -> None:
 
 def test_an_unexpected_dialog_is_closed_and_recorded(dialogs) -> None:
     QMessageBox.warning(None, "Oops", "something went wrong")   # returns: the watch closed it
-    assert dialogs.unexpected == [("Oops", "something went wrong")]
-    dialogs.unexpected.clear()                                   # expected here
+    assert dialogs.take_closed() == [("Oops", "something went wrong")]

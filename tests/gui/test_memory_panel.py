@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import mxnet as mx
+from PySide6.QtCore import Qt
 
 from mxexplorer.core import drawing, edits
+from mxexplorer.gui.panels.tree import RECOMPUTE_BRUSH
 from tests.conftest import EXAMPLES
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
@@ -41,6 +43,13 @@ def test_a_search_runs_to_the_end_and_its_plan_applies_and_undoes(make_window, q
     pen = window.graph_pane.build.node_items[recomputed[0]].pen()
     assert pen.color().name() == drawing.RECOMPUTE_COLOUR
     assert not any(edits.FORCE_MIRRORING in n.attrs for n in doc.nodes)
+    # ... and in the tree: the recomputed rows coloured, with a tooltip that says so
+    row = window.tree.node_rows(recomputed[0])[0]
+    assert row.data(Qt.ItemDataRole.BackgroundRole) == RECOMPUTE_BRUSH
+    assert "recomputes" in row.data(Qt.ItemDataRole.ToolTipRole)
+    kept = next(i for i, v in result.best.tags.items() if v == "False")
+    assert window.tree.node_rows(kept)[0].data(Qt.ItemDataRole.BackgroundRole) \
+        != RECOMPUTE_BRUSH
     # apply: one undo step
     steps = window.undo_stack.count()
     panel.apply_button.click()

@@ -493,7 +493,7 @@ class GraphPane(QWidget):
         """Bring the picture in line with the document: restyle when the layout
         would not change, else lay it out again (superseding any run in flight)."""
         graph = self._visible()
-        source = drawing.layout_source(graph)
+        source = drawing.document_layout_source(self.document, self.show_params)
         if source == self._wanted_source and not force:
             self._restyle(graph)
             return
@@ -563,7 +563,7 @@ class GraphPane(QWidget):
             return  # superseded
         self._job = None
         graph = self._visible()
-        if drawing.layout_source(graph) != layout.source:
+        if drawing.document_layout_source(self.document, self.show_params) != layout.source:
             self.refresh()   # the document moved on while dot ran
             return
         self._cancel_pending()

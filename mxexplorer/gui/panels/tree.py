@@ -6,9 +6,16 @@ through :class:`~mxexplorer.gui.bridge.Selection`.
 from __future__ import annotations
 
 import math
-import re
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QRegularExpression,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -22,7 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from mxexplorer.core import edits
-from mxexplorer.core.document import GraphDocument, NodeKind
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.outline import outline
 from mxexplorer.core.shapes import ShapeResult, format_shape
 from mxexplorer.core.stats import GraphStats, human_bytes, human_count
 from mxexplorer.gui.bridge import DocumentBridge, Selection
@@ -30,63 +38,38 @@ from mxexplorer.gui.bridge import DocumentBridge, Selection
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 2
 SORT_ROLE = Qt.ItemDataRole.UserRole + 3
+FILTER_ROLE = Qt.ItemDataRole.UserRole + 4
+_ROOT = QModelIndex()
 COLUMNS = ["name", "op", "shape", "memory", "params", "MACs"]
 MIRROR_BRUSH = QBrush(QColor(255, 236, 179))
 RECOMPUTE_BRUSH = QBrush(QColor(255, 214, 170))     # the graph's recompute orange, light
 ERROR_BRUSH = QBrush(QColor(200, 0, 0))
-GROUPS = [("Data inputs", NodeKind.DATA), ("Parameters", NodeKind.PARAM),
-          ("Auxiliary states", NodeKind.AUX), ("Operators", NodeKind.OP)]
 
 
 class _Proxy(QSortFilterProxyModel):
-    """Filters on name and op (substring, or a regular expression)."""
+    """Filters on name and op (substring, or a regular expression).
+
+    Qt's own filter on :data:`FILTER_ROLE` ("name\\nop", nothing for group rows): with no
+    filter it asks the model nothing, where a Python ``filterAcceptsRow`` was called
+    once per row whenever a level was shown."""
 
     def __init__(self) -> None:
         super().__init__()
         self.setRecursiveFilteringEnabled(True)
         self.setSortRole(SORT_ROLE)
-        self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self._needle = ""
-        self._regex: re.Pattern[str] | None = None
+        self.setFilterRole(FILTER_ROLE)
 
     def set_filter(self, text: str, use_regex: bool) -> str | None:
         """Apply the filter; returns an error for an invalid regular expression."""
-        self._needle = text.lower()
-        self._regex = None
+        options = QRegularExpression.PatternOption.CaseInsensitiveOption
+        pattern = text if use_regex else QRegularExpression.escape(text)
+        regex = QRegularExpression(pattern, options)
         error = None
-        if use_regex and text:
-            try:
-                self._regex = re.compile(text, re.IGNORECASE)
-            except re.error as exc:
-                error = f"invalid regular expression: {exc}"
-                self._needle = "\0never"
-        self.invalidateFilter()
+        if not regex.isValid():
+            error = f"invalid regular expression: {regex.errorString()}"
+            regex = QRegularExpression("(?!)")        # matches nothing
+        self.setFilterRegularExpression(regex)
         return error
-
-    def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:  # noqa: N802
-        if not self._needle:
-            return True
-        model = self.sourceModel()
-        name = str(model.index(row, 0, parent).data() or "")
-        op = str(model.index(row, 1, parent).data() or "")
-        if model.index(row, 0, parent).data(NODE_ROLE) is None:
-            return False  # group rows show when a child matches (recursive filtering)
-        if self._regex is not None:
-            return bool(self._regex.search(name) or self._regex.search(op))
-        return self._needle in name.lower() or self._needle in op.lower()
-
-
-class _Row:
-    """One row of the tree: a group heading, an internal output, or the parent row of a
-    node with several outputs (its children are the outputs)."""
-
-    __slots__ = ("rid", "parent", "row", "entry", "node", "label", "children")
-
-    def __init__(self, rid: int, parent: int, row: int, entry: int, node: int,
-                 label: str | None) -> None:
-        self.rid, self.parent, self.row = rid, parent, row
-        self.entry, self.node, self.label = entry, node, label
-        self.children: list[int] = []
 
 
 class InternalsModel(QAbstractItemModel):
@@ -104,86 +87,32 @@ class InternalsModel(QAbstractItemModel):
         self.stats: GraphStats | None = None
         self.preview: dict[int, bool] = {}
         self.grouped = True
-        self._rows: list[_Row] = []
-        self._top: list[int] = []
-        self._by_node: dict[int, list[int]] = {}
-        self._structure: tuple[object, ...] = ()
+        self.rows = outline(document, True)
         self._font_bold = QFont()
         self._font_bold.setBold(True)
-        self._build()
 
     # ------------------------------------------------------------- structure
-    def _add(self, parent: int, entry: int, node: int, label: str | None = None) -> int:
-        siblings = self._rows[parent].children if parent >= 0 else self._top
-        rid = len(self._rows)
-        self._rows.append(_Row(rid, parent, len(siblings), entry, node, label))
-        siblings.append(rid)
-        if node >= 0:
-            self._by_node.setdefault(node, []).append(rid)
-        return rid
-
-    def _structure_key(self) -> tuple[object, ...]:
-        doc = self.document
-        return (self.grouped, tuple((e.node, e.index) for e in doc.internals()),
-                tuple(doc.kinds()), tuple((e.node, e.index) for e in doc.output_entries()))
-
-    def _build(self) -> None:
-        doc = self.document
-        self._rows, self._top, self._by_node = [], [], {}
-        self._structure = self._structure_key()
-        internals = doc.internals()
-        if not self.grouped:
-            for k, entry in enumerate(internals):
-                self._add(-1, k, entry.node)
-            return
-        kinds = doc.kinds()
-        by_kind: dict[NodeKind, list[int]] = {k: [] for _, k in GROUPS}
-        for k, entry in enumerate(internals):
-            by_kind[kinds[entry.node]].append(k)
-        for title, kind in GROUPS:
-            rows = by_kind[kind]
-            if kind == NodeKind.OP:
-                count = len(dict.fromkeys(internals[k].node for k in rows))
-                group = self._add(-1, -1, -1, f"{title} ({count})")
-                parents: dict[int, int] = {}
-                for k in rows:
-                    nid = internals[k].node
-                    if len(doc.output_names(nid)) == 1:
-                        self._add(group, k, nid)
-                    else:
-                        if nid not in parents:
-                            parents[nid] = self._add(group, k, nid, doc.nodes[nid].name)
-                        self._add(parents[nid], k, nid)
-            else:
-                group = self._add(-1, -1, -1, f"{title} ({len(rows)})")
-                for k in rows:
-                    self._add(group, k, internals[k].node)
-        outputs = doc.output_entries()
-        group = self._add(-1, -1, -1, f"Graph outputs ({len(outputs)})")
-        index_of = {(e.node, e.index): k for k, e in enumerate(internals)}
-        for e in outputs:
-            if (e.node, e.index) in index_of:
-                self._add(group, index_of[(e.node, e.index)], e.node)
-
     def refresh(self, structure: bool = False) -> None:
-        """Follow the document: a new row index when its structure changed (or
+        """Follow the document: new rows when its structure changed (or
         ``structure``), else every cell is simply asked again."""
-        if structure or self._structure_key() != self._structure:
+        rows = outline(self.document, self.grouped)
+        if structure or rows.key != self.rows.key:
             self.beginResetModel()
-            self._build()
+            self.rows = rows
             self.endResetModel()
         else:
+            self.rows = rows
             self.cells_changed()
 
     def cells_changed(self) -> None:
         last = len(COLUMNS) - 1
-        if self._top:
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self._top) - 1, last))
-        for row in self._rows:
-            if row.children:
-                first = self.createIndex(0, 0, row.children[0])
-                self.dataChanged.emit(first, self.createIndex(len(row.children) - 1, last,
-                                                              row.children[-1]))
+        rows = self.rows
+        if rows.top:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(rows.top) - 1, last))
+        for kids in rows.children:
+            if kids:
+                self.dataChanged.emit(self.createIndex(0, 0, kids[0]),
+                                      self.createIndex(len(kids) - 1, last, kids[-1]))
 
     def set_grouped(self, on: bool) -> None:
         self.grouped = on
@@ -198,37 +127,36 @@ class InternalsModel(QAbstractItemModel):
         self.cells_changed()
 
     def node_indexes(self, node: int) -> list[QModelIndex]:
-        return [self.createIndex(self._rows[r].row, 0, r) for r in self._by_node.get(node, [])]
-
-    def is_group(self, index: QModelIndex) -> bool:
-        return index.isValid() and self._rows[index.internalId()].entry < 0
+        rows = self.rows
+        return [self.createIndex(rows.position[r], 0, r) for r in rows.by_node.get(node, [])]
 
     # ------------------------------------------------------------ Qt's model
-    def index(self, row: int, column: int, parent: QModelIndex = QModelIndex()) -> QModelIndex:
-        siblings = self._rows[parent.internalId()].children if parent.isValid() else self._top
+    def index(self, row: int, column: int, parent: QModelIndex = _ROOT) -> QModelIndex:
+        rows = self.rows
+        siblings = rows.children[parent.internalId()] if parent.isValid() else rows.top
         if 0 <= row < len(siblings) and 0 <= column < len(COLUMNS):
             return self.createIndex(row, column, siblings[row])
         return QModelIndex()
 
-    def parent(self, index: QModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+    def parent(self, index: QModelIndex = _ROOT) -> QModelIndex:  # type: ignore[override]
         if not index.isValid():
             return QModelIndex()
-        up = self._rows[index.internalId()].parent
+        up = self.rows.parent[index.internalId()]
         if up < 0:
             return QModelIndex()
-        return self.createIndex(self._rows[up].row, 0, up)
+        return self.createIndex(self.rows.position[up], 0, up)
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802
+    def rowCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802
         if not parent.isValid():
-            return len(self._top)
+            return len(self.rows.top)
         if parent.column() != 0:
             return 0
-        return len(self._rows[parent.internalId()].children)
+        return len(self.rows.children[parent.internalId()])
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802
+    def columnCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802
         return len(COLUMNS)
 
-    def hasChildren(self, parent: QModelIndex = QModelIndex()) -> bool:  # noqa: N802
+    def hasChildren(self, parent: QModelIndex = _ROOT) -> bool:  # noqa: N802
         return self.rowCount(parent) > 0
 
     def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
@@ -237,41 +165,41 @@ class InternalsModel(QAbstractItemModel):
             return COLUMNS[section]
         return None
 
-    def flags(self, index: QModelIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
-        row = self._rows[index.internalId()]
+        r = index.internalId()
+        rows = self.rows
         col = index.column()
-        if row.entry < 0:                                   # a group heading
-            if col != 0:
-                return -1 if role == SORT_ROLE else None
-            if role == Qt.ItemDataRole.DisplayRole:
-                return row.label
-            if role == Qt.ItemDataRole.FontRole:
-                return self._font_bold
+        entry = rows.entry[r]
+        if entry < 0:                                       # a group heading
             if role == SORT_ROLE:
                 return -1
+            if col != 0:
+                return None
+            if role == Qt.ItemDataRole.DisplayRole:
+                return rows.label[r]
+            if role == Qt.ItemDataRole.FontRole:
+                return self._font_bold
             return None
         if role == NODE_ROLE:
-            return row.node
+            return rows.node[r]
         if role == ENTRY_ROLE:
-            return row.entry
+            return entry
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(row, col)
+            return self._text(r, col)
+        if role == FILTER_ROLE:
+            return f"{self._text(r, 0)}\n{self._text(r, 1)}" if col == 0 else None
         if role == SORT_ROLE:
-            return self._sort_key(row, col)
-        node = self.document.nodes[row.node]
+            return self._sort_key(r, col)
+        node_id = rows.node[r]
+        node = self.document.nodes[node_id]
         error = self.shapes.error if self.shapes else None
         culprit = error is not None and error.node == node.name
         if role == Qt.ItemDataRole.ForegroundRole:
             return ERROR_BRUSH if culprit else None
         mirrored = edits.is_mirror_stage(node.attrs)
-        recompute = self.preview.get(row.node)
+        recompute = self.preview.get(node_id)
         if role == Qt.ItemDataRole.BackgroundRole:
             if recompute:
                 return RECOMPUTE_BRUSH
@@ -292,48 +220,51 @@ class InternalsModel(QAbstractItemModel):
             return "\n".join(tips) or None
         return None
 
-    def _shape(self, row: _Row) -> tuple[int, ...] | None:
+    def _shape(self, r: int) -> tuple[int, ...] | None:
         shapes = self.shapes
-        if shapes and row.entry < len(shapes.internal_shapes):
-            return shapes.internal_shapes[row.entry]
+        entry = self.rows.entry[r]
+        if shapes and entry < len(shapes.internal_shapes):
+            return shapes.internal_shapes[entry]
         return None
 
-    def _numbers(self, row: _Row) -> tuple[int, int, int]:
+    def _numbers(self, r: int) -> tuple[int, int, int]:
         st = self.stats
         if st is None:
             return 0, 0, 0
-        entry = self.document.internals()[row.entry]
+        entry = self.document.internals()[self.rows.entry[r]]
         nbytes = st.per_entry_bytes.get((entry.node, entry.index), 0)
         ns = st.per_node.get(entry.node)
-        first = entry.index == 0 and ns is not None
-        return nbytes, ns.params if first else 0, ns.macs if first else 0  # type: ignore[union-attr]
+        if entry.index != 0 or ns is None:
+            return nbytes, 0, 0
+        return nbytes, ns.params, ns.macs
 
-    def _text(self, row: _Row, col: int) -> str:
+    def _text(self, r: int, col: int) -> str:
         doc = self.document
+        label = self.rows.label[r]
         if col == 0:
-            return row.label or doc.internals()[row.entry].name
+            return label or doc.internals()[self.rows.entry[r]].name
         if col == 1:
-            node = doc.nodes[row.node]
+            node = doc.nodes[self.rows.node[r]]
             return "" if node.is_variable else node.op
-        if row.label:                     # the parent row of a multi-output node
+        if label:                         # the parent row of a multi-output node
             return ""
         if col == 2:
-            shape = self._shape(row)
+            shape = self._shape(r)
             return format_shape(shape) if shape else ""
-        value = self._numbers(row)[col - 3]
+        value = self._numbers(r)[col - 3]
         if not value:
             return ""
         return human_bytes(value) if col == 3 else human_count(value)
 
-    def _sort_key(self, row: _Row, col: int) -> object:
+    def _sort_key(self, r: int, col: int) -> object:
         if col == 0:
-            return row.entry
+            return self.rows.entry[r]
         if col == 1:
-            return self._text(row, 1)
+            return self._text(r, 1)
         if col == 2:
-            shape = self._shape(row)
+            shape = self._shape(r)
             return float(math.prod(shape)) if shape else -1.0
-        return float(self._numbers(row)[col - 3])
+        return float(self._numbers(r)[col - 3])
 
 
 class InternalsPanel(QWidget):
@@ -355,7 +286,6 @@ class InternalsPanel(QWidget):
         self.stats: GraphStats | None = None
         self.grouped = True
         self._syncing = False
-        self._sized = False
 
         self.filter_edit = QLineEdit(placeholderText="Filter by name or op")
         self.filter_edit.setClearButtonEnabled(True)
@@ -391,7 +321,13 @@ class InternalsPanel(QWidget):
         self.view.customContextMenuRequested.connect(self._on_context_menu)
         self.selection.changed.connect(self._on_selection_changed)
         self.bridge.changed.connect(self._on_document_changed)
-        self.rebuild()
+        for col, width in enumerate((290, 105, 125, 75, 65, 70)):
+            self.view.header().resizeSection(col, width)
+        # unfold on the next turn of the event loop: showing thousands of operator rows
+        # is the costly part of opening a big graph, kept apart from the rest
+        self._unfold_timer = QTimer(self, singleShot=True, interval=0)
+        self._unfold_timer.timeout.connect(self._first_unfold)
+        self._unfold_timer.start()
 
     # ------------------------------------------------------------------ model
     def set_results(self, shapes: ShapeResult | None, stats: GraphStats | None) -> None:
@@ -411,16 +347,16 @@ class InternalsPanel(QWidget):
                 self.model.refresh(structure=True)
                 self._expand_defaults()
             else:
-                before = self.model._structure
+                before = self.model.rows.key
                 self.model.refresh()
-                if self.model._structure != before:
+                if self.model.rows.key != before:
                     self._expand_defaults()
         finally:
             self._syncing = False
-        if not self._sized:
-            for col, width in enumerate((290, 105, 125, 75, 65, 70)):
-                self.view.header().resizeSection(col, width)
-            self._sized = True
+        self._select_nodes(list(self.selection.nodes))
+
+    def _first_unfold(self) -> None:
+        self._expand_defaults()
         self._select_nodes(list(self.selection.nodes))
 
     def _expand_defaults(self) -> None:
@@ -486,8 +422,9 @@ class InternalsPanel(QWidget):
 
     def _on_grouped_toggled(self, on: bool) -> None:
         self.grouped = on
-        self.model.grouped = on
-        self.rebuild()
+        self.model.set_grouped(on)
+        self._expand_defaults()
+        self._select_nodes(list(self.selection.nodes))
 
     def _on_document_changed(self, change: object) -> None:
         self.rebuild(structure=False)

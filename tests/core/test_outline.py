@@ -1,0 +1,57 @@
+"""The internals outline: every internal once per place, grouped by kind, cached per
+revision, and a structure key that ignores attributes."""
+from __future__ import annotations
+
+import mxnet as mx
+
+from mxexplorer.core import edits
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.outline import outline
+from tests.conftest import EXAMPLES
+
+
+def _titles(out) -> list[str]:
+    return [out.label[r].split(" (")[0] for r in out.top]
+
+
+def test_groups_hold_every_internal_and_match_mxnet() -> None:
+    path = EXAMPLES / "resnet18_v1-symbol.json"
+    doc = GraphDocument.open(str(path))
+    out = outline(doc)
+    assert _titles(out) == ["Data inputs", "Parameters", "Auxiliary states", "Operators",
+                            "Graph outputs"]
+    shown = sorted(out.entry[r] for r in range(len(out))
+                   if out.entry[r] >= 0 and out.parent[r] != out.top[-1]
+                   and out.label[r] is None)
+    names = mx.sym.load(str(path)).get_internals().list_outputs()
+    assert [doc.internals()[k].name for k in shown] == names   # each internal once
+    for r in range(len(out)):                                  # parent/position agree
+        siblings = out.children[out.parent[r]] if out.parent[r] >= 0 else out.top
+        assert siblings[out.position[r]] == r
+    flat = outline(doc, grouped=False)
+    assert [flat.entry[r] for r in flat.top] == list(range(len(names)))
+
+
+def test_multi_output_nodes_get_a_parent_row() -> None:
+    doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
+    out = outline(doc)
+    bn = next(i for i, n in enumerate(doc.nodes) if n.op == "BatchNorm")
+    rows = out.by_node[bn]
+    parents = [r for r in rows if out.label[r] == doc.nodes[bn].name]
+    if len(doc.output_names(bn)) > 1:
+        assert len(parents) == 1 and len(out.children[parents[0]]) == len(
+            doc.output_names(bn))
+    else:
+        assert parents == [] and len(rows) == 1
+
+
+def test_cached_per_revision_and_keyed_on_structure() -> None:
+    doc = GraphDocument.open(str(EXAMPLES / "mlp-symbol.json"))
+    first = outline(doc)
+    assert outline(doc) is first
+    op = next(i for i, n in enumerate(doc.nodes) if not n.is_variable)
+    edits.SetAttrEdit((op,), edits.MIRROR_STAGE, "True").apply(doc)
+    second = outline(doc)
+    assert second is not first and second.key == first.key   # same rows
+    edits.RenameNodeEdit(op, "renamed").apply(doc)
+    assert outline(doc).key == first.key                      # names are not structure
