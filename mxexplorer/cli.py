@@ -328,8 +328,25 @@ def build_gui_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shape", action="append", metavar="NAME=D1,D2,...")
     parser.add_argument("--screenshot", metavar="OUT.png",
                         help="write a PNG of the window once loaded, then exit")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--install-desktop", action="store_true",
+                       help="register mxexplorer with the desktop for this user: menu entry, "
+                       "icon, the MXNet symbol file type, default application")
+    group.add_argument("--uninstall-desktop", action="store_true",
+                       help="remove exactly what --install-desktop added")
     parser.add_argument("--debug", action="store_true")
     return parser
+
+
+def _desktop(install: bool) -> int:
+    from mxexplorer import desktop
+
+    report = desktop.install() if install else desktop.uninstall()
+    for line in report.lines():
+        sys.stdout.write(line + "\n")
+    sys.stdout.write(("installed: symbol files now open with mxexplorer\n" if install
+                      else "uninstalled\n"))
+    return 0
 
 
 def _fail(message: str, code: int = 2) -> int:
@@ -345,6 +362,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
             return int(args.func(args))
         gui_args = build_gui_parser().parse_args(argv)
+        if gui_args.install_desktop or gui_args.uninstall_desktop:
+            return _desktop(gui_args.install_desktop)
         shapes = _shape_args(gui_args.shape)
         from mxexplorer.gui.app import run
 
