@@ -41,6 +41,22 @@ def _import_mxnet_job(progress: Any, token: Any) -> bool:
     return True
 
 
+def _same_file_key(path: str) -> str:
+    return os.path.realpath(os.path.expanduser(path))
+
+
+def _dropped_files(mime: Any) -> list[str]:
+    """Local symbol files and checkpoints among dropped URLs (the rest is ignored)."""
+    if not mime.hasUrls():
+        return []
+    out = []
+    for url in mime.urls():
+        path = url.toLocalFile()
+        if path and path.lower().endswith((".json", ".params")):
+            out.append(path)
+    return out
+
+
 def _placeholder(text: str) -> QLabel:
     label = QLabel(text)
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -85,6 +101,11 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.totals)
         self.statusBar().addPermanentWidget(self.mxnet_label)
         self._open_job: workers.FunctionWorker | None = None
+        self._opening_path: str | None = None
+        self.setAcceptDrops(True)
+        # a child timer dies with the window (a singleShot to a method outlived it)
+        self._memory_timer = QTimer(self, singleShot=True, interval=50)
+        self._memory_timer.timeout.connect(self._install_memory_panel)
         self._open_shapes: dict[str, Shape] = {}
         self._pending_inference: dict[str, Shape] = {}
         self._mxnet_started = False
@@ -166,6 +187,7 @@ class MainWindow(QMainWindow):
         for panel in (self.tree, self.inspector, self.graph_pane, self.memory):
             if panel is not None:
                 panel.close()
+                panel.deleteLater()      # Qt deletes it, children in order
         self.document = doc
         self.shape_result = None
         self.graph_stats = None
@@ -194,7 +216,7 @@ class MainWindow(QMainWindow):
         self.memory = None
         # the planner's plots are built on the next turn: opening a big graph stays
         # in steps under 100 ms
-        QTimer.singleShot(50, self._install_memory_panel)
+        self._memory_timer.start()
         self.undo_stack.clear()
         self._set_document_actions(True)
         if doc.path:
@@ -212,6 +234,7 @@ class MainWindow(QMainWindow):
         (after the unsaved-changes question) and infer ``shapes`` if given.  The window
         stays live meanwhile."""
         self._open_shapes = dict(shapes or {})
+        self._opening_path = path
         if self._open_job is not None:
             self._open_job.request_cancel()
 
@@ -236,6 +259,7 @@ class MainWindow(QMainWindow):
         if self.sender() is not self._open_job:
             return          # superseded by a newer open
         self._open_job = None
+        self._opening_path = None
         self.statusBar().clearMessage()
         if self.document is not None and not self.maybe_save():
             return
@@ -252,6 +276,7 @@ class MainWindow(QMainWindow):
         if self.sender() is not self._open_job:
             return
         self._open_job = None
+        self._opening_path = None
         self.statusBar().clearMessage()
         self.show_error("Cannot open the file", message.strip().splitlines()[-1])
 
@@ -259,6 +284,7 @@ class MainWindow(QMainWindow):
     def _on_file_open_cancelled(self) -> None:
         if self.sender() is self._open_job:
             self._open_job = None
+            self._opening_path = None
 
     @property
     def opening(self) -> bool:
@@ -521,7 +547,50 @@ class MainWindow(QMainWindow):
             self, "Open symbol file", self.settings.last_open_dir(),
             "MXNet symbol (*-symbol.json *.json *.params);;All files (*)")
         if path:
-            self.open_file(path)
+            self.open_anywhere(path)
+
+    def open_anywhere(self, path: str, shapes: dict[str, Shape] | None = None) -> MainWindow:
+        """Open ``path`` in this window, unless it already shows it (then it only comes
+        forward).  Returns the window.  (One window per process for now.)"""
+        if self.shows(path):
+            self.bring_forward()
+            return self
+        self.open_file(path, shapes)
+        return self
+
+    def shows(self, path: str) -> bool:
+        """This window shows (or is opening) ``path`` (or its checkpoint)."""
+        want = _same_file_key(path)
+        doc = self.document
+        mine = {_same_file_key(p) for p in (doc.path, doc.params_path) if p} if doc else set()
+        if self._opening_path:
+            mine.add(_same_file_key(self._opening_path))
+        return want in mine
+
+    def bring_forward(self) -> None:
+        if self.isMinimized():
+            self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
+    # ------------------------------------------------------------ drag and drop
+    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802
+        if _dropped_files(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: Any) -> None:  # noqa: N802
+        self.dragEnterEvent(event)
+
+    def dropEvent(self, event: Any) -> None:  # noqa: N802
+        files = _dropped_files(event.mimeData())
+        if not files:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        for path in files:
+            self.open_anywhere(path)
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -535,7 +604,7 @@ class MainWindow(QMainWindow):
             self.settings.remove_recent_file(path)
             self.show_error("File not found", f"{path} no longer exists; removed from the list.")
             return
-        self.open_file(path)
+        self.open_anywhere(path)
 
     def save(self) -> bool:
         doc = self.document

@@ -10,6 +10,7 @@ import math
 from PySide6.QtCore import (
     QAbstractItemModel,
     QModelIndex,
+    QObject,
     QRegularExpression,
     QSortFilterProxyModel,
     Qt,
@@ -53,8 +54,8 @@ class _Proxy(QSortFilterProxyModel):
     filter it asks the model nothing, where a Python ``filterAcceptsRow`` was called
     once per row whenever a level was shown."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.setRecursiveFilteringEnabled(True)
         self.setSortRole(SORT_ROLE)
         self.setFilterRole(FILTER_ROLE)
@@ -80,8 +81,8 @@ class InternalsModel(QAbstractItemModel):
     after every inference.)  Results and tag previews only emit ``dataChanged``.
     """
 
-    def __init__(self, document: GraphDocument) -> None:
-        super().__init__()
+    def __init__(self, document: GraphDocument, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.document = document
         self.shapes: ShapeResult | None = None
         self.stats: GraphStats | None = None
@@ -292,8 +293,10 @@ class InternalsPanel(QWidget):
         self.regex_box = QCheckBox("regex")
         self.grouped_box = QCheckBox("grouped")
         self.grouped_box.setChecked(True)
-        self.model = InternalsModel(self.document)
-        self.proxy = _Proxy()
+        # parented: Qt deletes the models after the view, never Python's collector
+        # before it (a freed proxy under a live view crashed a later paint)
+        self.model = InternalsModel(self.document, self)
+        self.proxy = _Proxy(self)
         self.proxy.setSourceModel(self.model)
         self.view = QTreeView()
         self.view.setModel(self.proxy)
