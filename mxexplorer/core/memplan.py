@@ -423,29 +423,18 @@ def _sweep(search: _Search, points: int) -> None:
 
 
 def _local_search(search: _Search, deadline: float, max_probes: int,
-                  candidates: Sequence[int] | None = None,
-                  start: tuple[int, ...] | None = None) -> int:
+                  candidates: Sequence[int] | None = None) -> None:
     """First-improvement hill climbing on the kept set, with the cost oracle: move one
-    kept node to a nearby candidate, drop one, or keep one more (or an adjacent pair).
-    Candidates are the stage nodes in graph order (or ``candidates``); the climb starts
-    at the best plan so far (or ``start``).  Returns the probes it spent."""
+    kept node to a nearby candidate, drop one, or keep one more.  Candidates are the
+    stage nodes in graph order (or ``candidates``)."""
     order = list(candidates) if candidates is not None else \
         [i for i in search.doc.order() if i in search.stages]
     index = {n: k for k, n in enumerate(order)}
     probes = 0
-    current = start if start is not None else search.best_kept
-    if current is None:
-        return 0
-    current_cost = search.costs.get(current)
-    if current_cost is None:
-        current_cost = search.cost_of(current, "local", None)
-        probes += 1
-    if current_cost is None:
-        return probes
     improved = True
-    while improved:
+    while improved and search.best_kept is not None:
         improved = False
-        kept = list(current)
+        kept = list(search.best_kept)
         kept_set = set(kept)
         moves: list[tuple[int, ...]] = []
         for k, node in enumerate(kept):
@@ -466,46 +455,17 @@ def _local_search(search: _Search, deadline: float, max_probes: int,
                 moves.append(tuple(sorted(kept + sorted(pair))))
             elif pair <= kept_set:
                 moves.append(tuple(n for n in kept if n not in pair))
+        start_cost = search.best_cost
         for move in moves:
             if time.perf_counter() > deadline or probes >= max_probes:
-                return probes
+                return
             if move in search.costs:
-                cost = search.costs[move]
-            else:
-                probes += 1
-                cost = search.cost_of(move, "local", None)
-            if cost is not None and cost < current_cost - 0.5:
-                current, current_cost = move, cost
+                continue
+            probes += 1
+            search.cost_of(move, "local", None)
+            if search.best_cost < start_cost - 0.5:
                 improved = True
                 break
-    return probes
-
-
-def _kicks(search: _Search, deadline: float, candidates: Sequence[int],
-           seed: int = 0) -> None:
-    """Iterated local search while time remains: shift a few kept nodes of the best
-    plan at random and climb again from there (the climb alone stops at the first
-    local optimum, often within half its time on small networks)."""
-    import random
-
-    rng = random.Random(seed)
-    order = list(candidates)
-    index = {n: k for k, n in enumerate(order)}
-    while time.perf_counter() < deadline and search.best_kept:
-        search.token.check()
-        kept = list(search.best_kept)
-        for _ in range(min(3, len(kept))):
-            k = rng.randrange(len(kept))
-            at = index.get(kept[k])
-            if at is None:
-                continue
-            j = min(len(order) - 1, max(0, at + rng.choice((-6, -5, -4, 4, 5, 6))))
-            if order[j] not in kept:
-                kept[k] = order[j]
-        start = tuple(sorted(set(kept)))
-        if start in search.costs:
-            continue
-        _local_search(search, deadline, max_probes=200, candidates=order, start=start)
 
 
 def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
@@ -570,7 +530,6 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
             ops = [i for i in doc.order() if not doc.nodes[i].is_variable
                    and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
             _local_search(search, deadline, max_probes=600, candidates=ops)
-            _kicks(search, deadline, ops)
     best: Plan | None = None
     if search.best_kept is not None and (search.best_cost < baseline or
                                          threshold_mb is not None):
