@@ -25,16 +25,34 @@ def ensure_app() -> object:
 
     app = QApplication.instance()
     if app is None:
-        # Workers run Python (parsing, inference, MXNet's import) while Qt calls back
-        # into Python from the GUI thread thousands of times a second; each call waits
-        # for the GIL up to the switch interval.  1 ms instead of 5 keeps those waits
-        # short: opening a 1001-layer ResNet stalled the window 270 ms at 5 ms.
-        sys.setswitchinterval(0.001)
         app = QApplication(sys.argv[:1])
         app.setOrganizationName(ORG)
         app.setApplicationName(APP)
         app.setApplicationDisplayName("mxexplorer")
+        configure_threads(app)
     return app
+
+
+_collector: object | None = None
+
+
+def configure_threads(app: object) -> None:
+    """How the GUI process shares Python with its worker threads (tests call it too).
+
+    - The garbage collector runs only on the GUI thread, from a timer (pyqtgraph's
+      GarbageCollector): left automatic, it ran on whichever thread allocated, and a
+      worker then freed a closed window's Qt objects, deadlocking or crashing (seen
+      in gdb: a worker in QObject::~QObject while the GUI thread deleted a menu).
+    - A 1 ms switch interval instead of 5: Qt calls back into Python from the GUI
+      thread thousands of times a second, each call waiting for the GIL up to the
+      interval; opening a 1001-layer ResNet stalled the window 270 ms at 5 ms.
+    """
+    global _collector
+    sys.setswitchinterval(0.001)
+    if _collector is None:
+        from pyqtgraph.util.garbage_collector import GarbageCollector
+
+        _collector = GarbageCollector(interval=0.5)
 
 
 def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = None,

@@ -12,6 +12,15 @@ from mxexplorer.gui.settings import Settings
 from tests.conftest import EXAMPLES
 
 
+@pytest.fixture(scope="session", autouse=True)
+def gui_process(qapp):
+    """The test process shares Python with its workers as the application does."""
+    from mxexplorer.gui.app import configure_threads
+
+    configure_threads(qapp)
+    yield
+
+
 @pytest.fixture
 def settings(tmp_path) -> Settings:
     return Settings(str(tmp_path / "settings.ini"))

@@ -19,6 +19,7 @@ def test_void_calls_keep_none_alive(qapp) -> None:
     model = QStandardItemModel()
     items = [QStandardItem("x") for _ in range(2000)]
     gc.collect()
+    enabled = gc.isenabled()   # off in the GUI process: collected on the GUI thread
     gc.disable()  # a collection mid-loop frees others' references to None
     try:
         before = sys.getrefcount(None)
@@ -28,5 +29,6 @@ def test_void_calls_keep_none_alive(qapp) -> None:
             model.appendRow(item)
         after = sys.getrefcount(None)
     finally:
-        gc.enable()
+        if enabled:
+            gc.enable()
     assert after - before > -100

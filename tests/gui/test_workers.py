@@ -51,3 +51,34 @@ def test_a_thread_ends_while_the_gui_thread_waits_without_an_event_loop(qtbot) -
     assert started.wait(10)
     assert thread.wait(5000)                       # no processEvents in between
     qtbot.waitUntil(lambda: not workers._registry.running, timeout=5000)
+
+
+def test_garbage_is_collected_on_the_gui_thread_only(qapp) -> None:
+    """A worker allocating many objects must not run the collector (it would free a
+    closed window's Qt objects on its own thread)."""
+    import gc
+    import threading
+    import time
+
+    assert not gc.isenabled()
+    seen: list[str] = []
+
+    def note(phase, info) -> None:
+        if phase == "start":
+            seen.append(threading.current_thread().name)
+
+    gc.callbacks.append(note)
+    try:
+        kept: list = []
+        worker = threading.Thread(target=lambda: kept.extend([i] for i in range(300000)),
+                                  name="w")
+        worker.start()
+        worker.join()
+        QCoreApplication.processEvents()
+        deadline = time.monotonic() + 3
+        while not seen and time.monotonic() < deadline:
+            QCoreApplication.processEvents()
+            time.sleep(0.05)
+    finally:
+        gc.callbacks.remove(note)
+    assert seen and set(seen) == {threading.main_thread().name}

@@ -15,7 +15,7 @@ import dataclasses
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -252,11 +252,12 @@ class _SceneBuild:
     """Everything to draw one layout; :meth:`step` does a slice of it."""
 
     def __init__(self, graph: drawing.VisibleGraph, layout: drawing.Layout,
-                 styles: _Styles, selected: set[int]):
+                 styles: _Styles, selected: set[int], owner: QObject):
         self.graph = graph
         self.layout = layout
         self.styles = styles
-        self.scene = QGraphicsScene()
+        # owned by the pane: Qt deletes it with the pane, never Python's collector
+        self.scene = QGraphicsScene(owner)
         self.scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         margin = 20.0
         self.scene.setSceneRect(QRectF(-margin, -margin, layout.width + 2 * margin,
@@ -567,7 +568,8 @@ class GraphPane(QWidget):
             self.refresh()   # the document moved on while dot ran
             return
         self._cancel_pending()
-        self._pending = _SceneBuild(graph, layout, self.styles, set(self.selection.nodes))
+        self._pending = _SceneBuild(graph, layout, self.styles, set(self.selection.nodes),
+                                    self)
         self._show_busy(f"Drawing {len(graph.nodes):,} nodes\u2026")
         self._build_timer.start()
 
@@ -978,6 +980,11 @@ class GraphPane(QWidget):
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self.stop()
+        build, self.build = self.build, None
+        if build is not None:
+            self.view.setScene(None)
+            build.close()
+            build.scene.deleteLater()
         try:
             self.bridge.changed.disconnect(self._on_document_changed)
             self.selection.changed.disconnect(self._on_selection_changed)
