@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -103,21 +102,15 @@ def main() -> None:
         child(sys.argv[2])
         return
     sys.path.insert(0, ROOT)
-    from benchmarks.nets import network
+    from benchmarks.nets import network, run_child
 
     names = sys.argv[1:] or ["resnet152_v1", "resnet1001"]
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    env.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "")
     print(f"{'network':<16} {'nodes':>6} {'items':>7} {'drawn s':>8} {'max stall ms':>13} "
           f"{'>100ms':>7} {'paint@100% ms':>14} {'@40%':>6} {'@fit':>6}")
     for name in names:
-        path = network(name)
-        start = time.perf_counter()
-        out = subprocess.run([sys.executable, __file__, "--child", path], env=env,
-                             capture_output=True, text=True, check=True)
-        line = [ln for ln in out.stdout.splitlines() if ln.startswith("{")][-1]
+        out = run_child(__file__, network(name))
+        line = [ln for ln in out.splitlines() if ln.startswith("{")][-1]
         r = json.loads(line)
-        del start
         print(f"{name:<16} {r['nodes']:>6} {r['items']:>7} {r['drawn']:>8.2f} "
               f"{r['max_stall'] * 1000:>13.0f} {r['stalls_over_100ms']:>7} "
               f"{r['paint_100'] * 1000:>14.1f} {r['paint_40'] * 1000:>6.1f} "

@@ -76,3 +76,16 @@ def network(name: str) -> str:
     net(mx.nd.zeros((1, 3, size, size)))
     net.export(os.path.join(CACHE, name))
     return path
+
+
+def run_child(script: str, path: str) -> str:
+    """Run ``script --child PATH`` in a fresh process (offscreen unless a display is
+    set), as a user starts the program; returns its stdout."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    env.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "")
+    return subprocess.run([sys.executable, script, "--child", path], env=env,
+                          capture_output=True, text=True, check=True).stdout

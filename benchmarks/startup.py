@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -15,9 +14,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def child(path: str) -> None:
-    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtCore import QEvent, QObject, QTimer
 
-    from mxexplorer.core.document import GraphDocument
     from mxexplorer.gui.app import _flush_deletes, ensure_app
     from mxexplorer.gui.main_window import MainWindow
     from mxexplorer.gui.settings import Settings
@@ -34,10 +32,18 @@ def child(path: str) -> None:
 
     import tempfile
 
+    # as `mxexplorer FILE` does: the file is read in the background (open_file)
     window = MainWindow(Settings(os.path.join(tempfile.mkdtemp(), "s.ini")))
-    window.set_document(GraphDocument.open(path))
+    window.open_file(path)
     watch = PaintWatch()
-    window.tree.view.viewport().installEventFilter(watch)
+
+    def watch_tree() -> None:
+        if window.tree is None:
+            QTimer.singleShot(1, watch_tree)
+        else:
+            window.tree.view.viewport().installEventFilter(watch)
+
+    watch_tree()
     window.resize(1400, 860)
     window.show()
     app.exec()  # quit() closes (and so deletes) the window
@@ -49,16 +55,13 @@ def main() -> None:
         child(sys.argv[2])
         return
     sys.path.insert(0, ROOT)
-    from benchmarks.nets import network
+    from benchmarks.nets import network, run_child
 
     path = network("resnet152_v1")
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    env.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "")
     times = []
     for _ in range(5):
         t0 = time.time()
-        out = subprocess.run([sys.executable, __file__, "--child", path], env=env,
-                             capture_output=True, text=True, check=True).stdout
+        out = run_child(__file__, path)
         painted = float(out.split("painted ")[1].split()[0])
         times.append(painted - t0)
     print(f"ResNet-152 export (1,392 internals): process start -> painted tree: "

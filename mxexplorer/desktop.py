@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from mxexplorer.core.errors import UserError
+from mxexplorer.core.symbol_io import write_atomic
 
 MIME_TYPE = "application/x-mxnet-symbol+json"
 DESKTOP_ID = "mxexplorer.desktop"
@@ -86,10 +87,7 @@ def _desktop_entry() -> bytes:
 
 def _write(path: str, data: bytes) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".part"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    write_atomic(path, data)
 
 
 def _run(report: Report, *argv: str) -> bool:
@@ -193,8 +191,6 @@ def install() -> Report:
     report = Report()
     base = data_home()
     old = _read_manifest()
-    mime_dir = os.path.join(base, "mime")
-    created_mime = not os.path.isdir(mime_dir) if old is None else old.get("created_mime", False)
     targets = [os.path.join(base, dest) for _, dest in _FILES] + [_manifest_path(),
                                                                     _mimeapps_path()]
     created_dirs = _missing_dirs(targets) if old is None else old.get("created_dirs", [])
@@ -209,8 +205,8 @@ def install() -> Report:
     if old is not None:                # installed before: keep the first previous default
         previous = old.get("previous_default")
     _write(_manifest_path(), json.dumps(
-        {"files": written, "previous_default": previous, "created_mime": created_mime,
-         "created_dirs": created_dirs}, indent=1).encode())
+        {"files": written, "previous_default": previous, "created_dirs": created_dirs},
+        indent=1).encode())
     _refresh(report)
     return report
 
@@ -227,20 +223,20 @@ def uninstall() -> Report:
             report.files.append(f"removed {path}")
         except FileNotFoundError:
             report.files.append(f"already gone: {path}")
-        _prune_empty_dirs(os.path.dirname(path), data_home())
     _unset_default(report, manifest.get("previous_default"))
     os.remove(_manifest_path())
-    _prune_empty_dirs(os.path.dirname(_manifest_path()), data_home())
+    created = manifest.get("created_dirs", [])
     mime_dir = os.path.join(data_home(), "mime")
     packages = os.path.join(mime_dir, "packages")
-    if manifest.get("created_mime") and not (os.path.isdir(packages) and os.listdir(packages)):
+    if os.path.abspath(mime_dir) in created and not (os.path.isdir(packages)
+                                                     and os.listdir(packages)):
         # the MIME database was ours alone: its generated files go with it
         shutil.rmtree(mime_dir, ignore_errors=True)
         report.files.append(f"removed {mime_dir} (created by the install)")
         _refresh(report, mime=False)
     else:
         _refresh(report)
-    for folder in sorted(manifest.get("created_dirs", []), key=len, reverse=True):
+    for folder in sorted(created, key=len, reverse=True):
         try:
             os.rmdir(folder)                  # only when empty: nothing of others goes
         except OSError:
@@ -266,19 +262,6 @@ def _read_manifest() -> dict | None:
     except (FileNotFoundError, ValueError):
         return None
     return value if isinstance(value, dict) else None
-
-
-def _prune_empty_dirs(folder: str, stop: str) -> None:
-    stop = os.path.abspath(stop)
-    folder = os.path.abspath(folder)
-    # the databases' own folders (mime/, applications/) stay: other programs use them
-    keep = {os.path.join(stop, d) for d in ("mime", "applications", "icons")}
-    while folder.startswith(stop + os.sep) and folder not in keep:
-        try:
-            os.rmdir(folder)
-        except OSError:
-            return
-        folder = os.path.dirname(folder)
 
 
 def _refresh(report: Report, mime: bool = True) -> None:

@@ -8,8 +8,6 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
 from tests.conftest import EXAMPLES, REPO
 
 MIME = "application/x-mxnet-symbol+json"
@@ -95,8 +93,8 @@ def test_uninstall_without_install_is_one_line(tmp_path) -> None:
     assert done.stderr.count("\n") == 1 and "not installed" in done.stderr
 
 
-@pytest.mark.parametrize("name", ["mxexplorer.desktop"])
-def test_the_desktop_entry_is_valid(name) -> None:
+def test_the_desktop_entry_is_valid() -> None:
+    name = "mxexplorer.desktop"
     text = (REPO / "resources" / "desktop" / name).read_text()
     assert text.startswith("[Desktop Entry]\n")
     keys = dict(line.split("=", 1) for line in text.splitlines()[1:] if "=" in line)

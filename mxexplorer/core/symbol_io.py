@@ -492,6 +492,18 @@ def graph_to_dict(nodes: list[Node], heads: list[Entry], graph_attrs: dict[str, 
     return out
 
 
+def _umask() -> int:
+    """The process umask, read without changing it (os.umask sets it, racing threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
 def write_atomic(path: str, data: str | bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder + rename.
 
@@ -506,11 +518,13 @@ def write_atomic(path: str, data: str | bytes) -> None:
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
-        if os.path.exists(path):
-            try:
-                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-            except OSError:
-                pass
+        try:
+            # the old file's mode, or what a plain open() would give (mkstemp's is 0600)
+            mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else \
+                0o666 & ~_umask()
+            os.chmod(tmp, mode)
+        except OSError:
+            pass
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from mxexplorer.core import drawing, edits, export, shapes, stats
 from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.errors import Cancelled, UserError
+from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import import_mxnet
 from mxexplorer.core.shapes import Shape, ShapeResult
 from mxexplorer.gui import workers
@@ -101,7 +101,6 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.totals)
         self.statusBar().addPermanentWidget(self.mxnet_label)
         self._open_job: workers.FunctionWorker | None = None
-        self._opening_path: str | None = None
         self.setAcceptDrops(True)
         # a child timer dies with the window (a singleShot to a method outlived it)
         self._memory_timer = QTimer(self, singleShot=True, interval=50)
@@ -232,16 +231,17 @@ class MainWindow(QMainWindow):
     def open_file(self, path: str, shapes: dict[str, Shape] | None = None) -> None:
         """Open ``path`` in the background: read and index it on a worker, then show it
         (after the unsaved-changes question) and infer ``shapes`` if given.  The window
-        stays live meanwhile."""
+        stays live meanwhile.  A file this window already shows only comes forward."""
+        if self.shows(path):
+            self.bring_forward()
+            return
         self._open_shapes = dict(shapes or {})
-        self._opening_path = path
         if self._open_job is not None:
             self._open_job.request_cancel()
 
         def job(progress: Any, token: Any) -> GraphDocument:
             doc = GraphDocument.open(path)
-            if token.cancelled:
-                raise Cancelled()
+            token.check()
             doc.warm()
             drawing.document_layout_source(doc)
             return doc
@@ -259,7 +259,6 @@ class MainWindow(QMainWindow):
         if self.sender() is not self._open_job:
             return          # superseded by a newer open
         self._open_job = None
-        self._opening_path = None
         self.statusBar().clearMessage()
         if self.document is not None and not self.maybe_save():
             return
@@ -276,7 +275,6 @@ class MainWindow(QMainWindow):
         if self.sender() is not self._open_job:
             return
         self._open_job = None
-        self._opening_path = None
         self.statusBar().clearMessage()
         self.show_error("Cannot open the file", message.strip().splitlines()[-1])
 
@@ -284,8 +282,7 @@ class MainWindow(QMainWindow):
     def _on_file_open_cancelled(self) -> None:
         if self.sender() is self._open_job:
             self._open_job = None
-            self._opening_path = None
-
+    
     @property
     def opening(self) -> bool:
         """A file is being read in the background."""
@@ -547,25 +544,13 @@ class MainWindow(QMainWindow):
             self, "Open symbol file", self.settings.last_open_dir(),
             "MXNet symbol (*-symbol.json *.json *.params);;All files (*)")
         if path:
-            self.open_anywhere(path)
-
-    def open_anywhere(self, path: str, shapes: dict[str, Shape] | None = None) -> MainWindow:
-        """Open ``path`` in this window, unless it already shows it (then it only comes
-        forward).  Returns the window.  (One window per process for now.)"""
-        if self.shows(path):
-            self.bring_forward()
-            return self
-        self.open_file(path, shapes)
-        return self
+            self.open_file(path)
 
     def shows(self, path: str) -> bool:
-        """This window shows (or is opening) ``path`` (or its checkpoint)."""
-        want = _same_file_key(path)
+        """This window shows ``path`` (its symbol file or its checkpoint)."""
         doc = self.document
         mine = {_same_file_key(p) for p in (doc.path, doc.params_path) if p} if doc else set()
-        if self._opening_path:
-            mine.add(_same_file_key(self._opening_path))
-        return want in mine
+        return _same_file_key(path) in mine
 
     def bring_forward(self) -> None:
         if self.isMinimized():
@@ -590,7 +575,7 @@ class MainWindow(QMainWindow):
             return
         event.acceptProposedAction()
         for path in files:
-            self.open_anywhere(path)
+            self.open_file(path)
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -604,7 +589,7 @@ class MainWindow(QMainWindow):
             self.settings.remove_recent_file(path)
             self.show_error("File not found", f"{path} no longer exists; removed from the list.")
             return
-        self.open_anywhere(path)
+        self.open_file(path)
 
     def save(self) -> bool:
         doc = self.document

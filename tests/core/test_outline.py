@@ -32,17 +32,21 @@ def test_groups_hold_every_internal_and_match_mxnet() -> None:
     assert [flat.entry[r] for r in flat.top] == list(range(len(names)))
 
 
-def test_multi_output_nodes_get_a_parent_row() -> None:
-    doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
+def test_multi_output_nodes_get_a_parent_row(tmp_path) -> None:
+    data = mx.sym.Variable("data")
+    parts = mx.sym.split(data, num_outputs=3, axis=1, name="split")
+    net = mx.sym.Group([mx.sym.relu(parts[0], name="a"), mx.sym.relu(parts[2], name="b")])
+    path = tmp_path / "split-symbol.json"
+    net.save(str(path))
+    doc = GraphDocument.open(str(path))
     out = outline(doc)
-    bn = next(i for i, n in enumerate(doc.nodes) if n.op == "BatchNorm")
-    rows = out.by_node[bn]
-    parents = [r for r in rows if out.label[r] == doc.nodes[bn].name]
-    if len(doc.output_names(bn)) > 1:
-        assert len(parents) == 1 and len(out.children[parents[0]]) == len(
-            doc.output_names(bn))
-    else:
-        assert parents == [] and len(rows) == 1
+    split = next(i for i, n in enumerate(doc.nodes) if n.name == "split")
+    parent, = [r for r in out.by_node[split] if out.label[r] == "split"]
+    children = out.children[parent]
+    assert [doc.internals()[out.entry[r]].name for r in children] == \
+        ["split_output0", "split_output1", "split_output2"]
+    relu = next(i for i, n in enumerate(doc.nodes) if n.name == "a")
+    assert all(out.label[r] is None and not out.children[r] for r in out.by_node[relu])
 
 
 def test_cached_per_revision_and_keyed_on_structure() -> None:

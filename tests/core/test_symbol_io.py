@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 
 import mxnet as mx
@@ -207,6 +208,13 @@ def test_write_atomic_replaces_and_keeps_original_on_failure(tmp_path) -> None:
     symbol_io.write_atomic(str(target), "new")
     assert target.read_text() == "new"
     assert target.stat().st_mode & 0o777 == 0o640
+    # a new file gets what open() would give under the umask, not mkstemp's 0600
+    old = os.umask(0o022)
+    try:
+        symbol_io.write_atomic(str(tmp_path / "new.svg"), "x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.svg").stat().st_mode & 0o777 == 0o644
     # a write that cannot happen (the "folder" is a file) raises and leaves no debris
     blocker = tmp_path / "not_a_folder"
     blocker.write_text("keep")

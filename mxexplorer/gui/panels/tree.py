@@ -283,9 +283,6 @@ class InternalsPanel(QWidget):
         self.bridge = bridge
         self.document: GraphDocument = bridge.document
         self.selection = selection
-        self.shapes: ShapeResult | None = None
-        self.stats: GraphStats | None = None
-        self.grouped = True
         self._syncing = False
 
         self.filter_edit = QLineEdit(placeholderText="Filter by name or op")
@@ -333,8 +330,11 @@ class InternalsPanel(QWidget):
         self._unfold_timer.start()
 
     # ------------------------------------------------------------------ model
+    @property
+    def grouped(self) -> bool:
+        return self.model.grouped
+
     def set_results(self, shapes: ShapeResult | None, stats: GraphStats | None) -> None:
-        self.shapes, self.stats = shapes, stats
         self.model.set_results(shapes, stats)
 
     def set_preview(self, tags: dict[int, bool]) -> None:
@@ -424,7 +424,6 @@ class InternalsPanel(QWidget):
             self.view.expandAll()
 
     def _on_grouped_toggled(self, on: bool) -> None:
-        self.grouped = on
         self.model.set_grouped(on)
         self._expand_defaults()
         self._select_nodes(list(self.selection.nodes))
