@@ -129,6 +129,9 @@ def _flush_deletes() -> None:
 
     from PySide6.QtCore import QCoreApplication, QEvent
 
+    from mxexplorer.gui import workers
+
+    workers.wait_all(15000, cancel=True)     # no running QThread may outlive the app
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QCoreApplication.processEvents()
     gc.collect()

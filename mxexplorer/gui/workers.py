@@ -6,6 +6,7 @@ The worker never touches widgets or the document: it returns data.
 """
 from __future__ import annotations
 
+import time
 import traceback
 from typing import Any, Callable
 
@@ -120,3 +121,22 @@ def start(parent: QObject, worker: FunctionWorker) -> QThread:
     # reference, on the GUI thread, after the thread has finished
     thread.start()
     return thread
+
+
+def wait_all(timeout_ms: int = 10000, cancel: bool = False) -> list[FunctionWorker]:
+    """Wait for every started thread to end (asking their jobs to stop first when
+    ``cancel``); returns the workers still running after ``timeout_ms``.  The process
+    must not exit before: Qt aborts when a running QThread is destroyed."""
+    if _registry is None:
+        return []
+    running = list(_registry.running.values())
+    if cancel:
+        for _, worker in running:
+            worker.request_cancel()
+    deadline = time.monotonic() + timeout_ms / 1000
+    left = []
+    for thread, worker in running:
+        remaining = max(0, int((deadline - time.monotonic()) * 1000))
+        if not thread.wait(remaining):
+            left.append(worker)
+    return left

@@ -55,15 +55,13 @@ def wait_for_workers(timeout_ms: int = 20000) -> None:
     """Every worker thread started by any panel has ended (cancelled ones included)."""
     from mxexplorer.gui import workers
 
-    registry = workers._registry
-    if registry is not None:
-        for thread, worker in list(registry.running.values()):
-            if not thread.wait(timeout_ms):
-                import faulthandler
-                import sys
+    left = workers.wait_all(timeout_ms)
+    if left:
+        import faulthandler
+        import sys
 
-                faulthandler.dump_traceback(sys.stderr, all_threads=True)
-                raise AssertionError(f"a worker thread is still running: {worker!r}")
+        faulthandler.dump_traceback(sys.stderr, all_threads=True)
+        raise AssertionError(f"worker threads still running: {left!r}")
 
 
 @pytest.fixture
