@@ -358,12 +358,17 @@ class MainWindow(QMainWindow):
     def _on_preview_requested(self, tags: object) -> None:
         """A plan's ``force_mirroring`` tags shown in the graph and the tree (None ends
         the preview); the document is untouched until Apply."""
+        doc = self.document
+        if doc is None:
+            return
+        # a plan tags variables too (MXNet ignores it there): inputs are never recomputed
+        ops = None if tags is None else {
+            int(k): str(v) for k, v in dict(tags).items()  # type: ignore[call-overload]
+            if not doc.nodes[int(k)].is_variable}
         if self.graph_pane is not None:
-            self.graph_pane.preview(tags)  # type: ignore[arg-type]
+            self.graph_pane.preview(ops)
         if self.tree is not None:
-            shown = {} if tags is None else {int(k): v == "True"
-                                              for k, v in dict(tags).items()}  # type: ignore[call-overload]
-            self.tree.set_preview(shown)
+            self.tree.set_preview({k: v == "True" for k, v in (ops or {}).items()})
 
     def _on_export_graph_triggered(self) -> None:
         if self.graph_pane is not None:

@@ -39,7 +39,7 @@ def test_a_search_runs_to_the_end_and_its_plan_applies_and_undoes(make_window, q
     # the best plan is previewed in the graph, not applied
     doc = window.document
     recomputed = [i for i, v in result.best.tags.items() if v == "True"
-                  and i in window.graph_pane.build.node_items]
+                  and i in window.graph_pane.build.node_items and not doc.nodes[i].is_variable]
     pen = window.graph_pane.build.node_items[recomputed[0]].pen()
     assert pen.color().name() == drawing.RECOMPUTE_COLOUR
     assert not any(edits.FORCE_MIRRORING in n.attrs for n in doc.nodes)
@@ -47,6 +47,11 @@ def test_a_search_runs_to_the_end_and_its_plan_applies_and_undoes(make_window, q
     row = window.tree.node_rows(recomputed[0])[0]
     assert row.data(Qt.ItemDataRole.BackgroundRole) == RECOMPUTE_BRUSH
     assert "recomputes" in row.data(Qt.ItemDataRole.ToolTipRole)
+    data = next(i for i, n in enumerate(doc.nodes) if n.name == "data")
+    assert result.best.tags.get(data) == "True"                 # tagged, yet an input:
+    assert window.tree.node_rows(data)[0].data(Qt.ItemDataRole.BackgroundRole) is None
+    assert window.graph_pane.build.node_items[data].pen().color().name() != \
+        drawing.RECOMPUTE_COLOUR
     kept = next(i for i, v in result.best.tags.items() if v == "False")
     assert window.tree.node_rows(kept)[0].data(Qt.ItemDataRole.BackgroundRole) \
         != RECOMPUTE_BRUSH
