@@ -174,7 +174,7 @@ class _TerminalProgress:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from mxexplorer.core import memplan, symbol_io
+    from mxexplorer.core import isolated, memplan, symbol_io
     from mxexplorer.core.document import GraphDocument
 
     doc = GraphDocument.open(args.file)
@@ -182,8 +182,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     snap = doc.snapshot()
     bar = _TerminalProgress()
     if args.budget is not None:
-        fit = memplan.largest_batch(snap, shape_map, args.budget, ctx=args.ctx,
-                                    stages=args.stages, progress=bar)
+        fit = isolated.call(memplan.largest_batch, snap, shape_map, args.budget,
+                            ctx=args.ctx, stages=args.stages, progress=bar,
+                            what="the batch-size search")
         bar.close()
         data = fit.to_dict()
         if args.json:
@@ -195,8 +196,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
                              f"planned     largest batch {fit.planned_batch} "
                              f"({fit.planned_mb or 0:.0f} MB)\n")
         return 0
-    result = memplan.plan(snap, shape_map, ctx=args.ctx, stages=args.stages,
-                          threshold_mb=args.threshold, mode=args.search, progress=bar)
+    result = isolated.call(memplan.plan, snap, shape_map, ctx=args.ctx, stages=args.stages,
+                           threshold_mb=args.threshold, mode=args.search, progress=bar,
+                           what="planning")
     bar.close()
     if args.output:
         symbol_io.write_atomic(args.output, memplan.planned_json(snap, result))
@@ -238,7 +240,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from mxexplorer.core import benchmark
+    from mxexplorer.core import benchmark, isolated
     from mxexplorer.core.document import GraphDocument
 
     doc = GraphDocument.open(args.file)
@@ -249,8 +251,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         with open(args.planned, encoding="utf-8") as fh:
             planned = fh.read()
     bar = _TerminalProgress()
-    results = benchmark.compare(doc.to_json(indent=None), planned, shape_map, ctx=args.ctx,
-                                warmup=args.warmup, repeats=args.repeats, progress=bar)
+    results = isolated.call(benchmark.compare, doc.to_json(indent=None), planned, shape_map,
+                            ctx=args.ctx, warmup=args.warmup, repeats=args.repeats,
+                            progress=bar, what="the benchmark")
     bar.close()
     if args.json:
         _print_json({"file": args.file, "results": [r.to_dict() for r in results]})

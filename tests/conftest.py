@@ -5,6 +5,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("MXNET_SUBGRAPH_VERBOSE", "0")
+# never hand files to (or listen in place of) the user's running mxexplorer
+os.environ["MXEXPLORER_INSTANCE"] = f"mxexplorer-test-{os.getpid()}"
 
 import pathlib  # noqa: E402
 

@@ -67,6 +67,13 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
     from mxexplorer.gui.main_window import MainWindow
 
     app = ensure_app()
+    server = None
+    if not screenshot:
+        from mxexplorer.gui.instance import InstanceServer, send_to_running
+
+        if send_to_running(list(files), dict(shapes or {})):
+            return 0                       # the running mxexplorer opens them
+        server = InstanceServer()
     settings = None
     if screenshot:
         # pictures use the default layout and leave the user's settings alone
@@ -77,8 +84,11 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
         settings = Settings(os.path.join(tempfile.mkdtemp(prefix="mxexplorer-"), "shot.ini"))
     window = MainWindow(settings)
     window.restore_layout()
-    if files and not screenshot:
-        window.open_file(files[0], dict(shapes or {}))   # in the background
+    if server is not None:
+        for path in files:                 # in the background, one window each
+            window.open_anywhere(path, dict(shapes or {}))
+        server.open_requested.connect(
+            lambda more, given, s=window.settings: open_requested(s, more, given))
     for path in files if screenshot else ():
         try:
             doc = GraphDocument.open(path)
@@ -105,8 +115,29 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
         _flush_deletes()
         return 0
     code = int(app.exec())  # type: ignore[attr-defined]
+    if server is not None:
+        server.close()
     _flush_deletes()
     return code
+
+
+def open_requested(settings: object, files: list, shapes: dict) -> None:
+    """Files handed over by another ``mxexplorer`` start: each in its window (a window
+    showing it comes forward); no files: an empty window comes forward."""
+    from mxexplorer.gui.main_window import MainWindow, all_windows
+
+    windows = all_windows()
+    window = windows[0] if windows else None
+    if window is None:                     # the first window was closed meanwhile
+        window = MainWindow(settings)  # type: ignore[arg-type]
+        window.restore_layout()
+        window.show()
+    if not files:
+        fresh = MainWindow(window.settings) if window.document is not None else window
+        fresh.show()
+        fresh.bring_forward()
+    for path in files:
+        window.open_anywhere(path, shapes or None).bring_forward()
 
 
 def _wait_for_graph(window: object, timeout: float = 120.0) -> None:

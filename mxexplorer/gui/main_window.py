@@ -9,7 +9,7 @@ import os
 import time
 from typing import Any
 
-from PySide6.QtCore import Qt, QThread, QTimer, Slot
+from PySide6.QtCore import QPoint, Qt, QThread, QTimer, Slot
 from PySide6.QtGui import QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -39,6 +39,21 @@ from mxexplorer.gui.settings import Settings
 def _import_mxnet_job(progress: Any, token: Any) -> bool:
     import_mxnet()
     return True
+
+
+#: every main window not yet closed: a window opened for a second file has no other
+#: Python owner, and a wrapper collected takes its window with it
+_OPEN: list[MainWindow] = []
+
+
+def all_windows() -> list[MainWindow]:
+    """The open main windows of this process, the active one first."""
+    from PySide6.QtWidgets import QApplication
+
+    windows = [w for w in _OPEN if w.isVisible()]
+    active = QApplication.activeWindow()
+    windows.sort(key=lambda w: w is not active)
+    return windows
 
 
 def _same_file_key(path: str) -> str:
@@ -101,7 +116,10 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.totals)
         self.statusBar().addPermanentWidget(self.mxnet_label)
         self._open_job: workers.FunctionWorker | None = None
+        self._opening_path: str | None = None
+        self._made_for_file = False    # opened by open_anywhere: closes if the file fails
         self.setAcceptDrops(True)
+        _OPEN.append(self)
         # a child timer dies with the window (a singleShot to a method outlived it)
         self._memory_timer = QTimer(self, singleShot=True, interval=50)
         self._memory_timer.timeout.connect(self._install_memory_panel)
@@ -236,6 +254,7 @@ class MainWindow(QMainWindow):
             self.bring_forward()
             return
         self._open_shapes = dict(shapes or {})
+        self._opening_path = path
         if self._open_job is not None:
             self._open_job.request_cancel()
 
@@ -259,6 +278,7 @@ class MainWindow(QMainWindow):
         if self.sender() is not self._open_job:
             return          # superseded by a newer open
         self._open_job = None
+        self._opening_path = None
         self.statusBar().clearMessage()
         if self.document is not None and not self.maybe_save():
             return
@@ -275,14 +295,18 @@ class MainWindow(QMainWindow):
         if self.sender() is not self._open_job:
             return
         self._open_job = None
+        self._opening_path = None
         self.statusBar().clearMessage()
         self.show_error("Cannot open the file", message.strip().splitlines()[-1])
+        if self._made_for_file and self.document is None:
+            self.close()         # a window made for this file only: nothing to show
 
     @Slot()
     def _on_file_open_cancelled(self) -> None:
         if self.sender() is self._open_job:
             self._open_job = None
-    
+            self._opening_path = None
+
     @property
     def opening(self) -> bool:
         """A file is being read in the background."""
@@ -549,12 +573,31 @@ class MainWindow(QMainWindow):
             self, "Open symbol file", self.settings.last_open_dir(),
             "MXNet symbol (*-symbol.json *.json *.params);;All files (*)")
         if path:
-            self.open_file(path)
+            self.open_anywhere(path)
+
+    def open_anywhere(self, path: str, shapes: dict[str, Shape] | None = None) -> MainWindow:
+        """Open ``path`` where it belongs: the window already showing it comes forward;
+        else this window if it is empty, else a new window.  Returns that window."""
+        for window in all_windows():
+            if window.shows(path):
+                window.bring_forward()
+                return window
+        target = self
+        if self.document is not None or self.opening:
+            target = MainWindow(self.settings)
+            target.resize(self.size())
+            target.move(self.pos() + QPoint(32, 32))
+            target._made_for_file = True
+            target.show()
+        target.open_file(path, shapes)
+        return target
 
     def shows(self, path: str) -> bool:
-        """This window shows ``path`` (its symbol file or its checkpoint)."""
+        """This window shows (or is opening) ``path`` (its symbol file or checkpoint)."""
         doc = self.document
         mine = {_same_file_key(p) for p in (doc.path, doc.params_path) if p} if doc else set()
+        if self._opening_path:
+            mine.add(_same_file_key(self._opening_path))
         return _same_file_key(path) in mine
 
     def bring_forward(self) -> None:
@@ -580,7 +623,7 @@ class MainWindow(QMainWindow):
             return
         event.acceptProposedAction()
         for path in files:
-            self.open_file(path)
+            self.open_anywhere(path)
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -594,7 +637,7 @@ class MainWindow(QMainWindow):
             self.settings.remove_recent_file(path)
             self.show_error("File not found", f"{path} no longer exists; removed from the list.")
             return
-        self.open_file(path)
+        self.open_anywhere(path)
 
     def save(self) -> bool:
         doc = self.document
@@ -711,6 +754,8 @@ class MainWindow(QMainWindow):
         self.stop_jobs()
         if self.bridge is not None:
             self.bridge.detach()
+        if self in _OPEN:
+            _OPEN.remove(self)
         super().closeEvent(event)
 
     def showEvent(self, event: Any) -> None:  # noqa: N802

@@ -98,3 +98,27 @@ def test_missing_stages_and_benchmark(make_window, qtbot) -> None:
         panel.bench_button.click()
     assert [r.label for r in panel.bench] == ["original"]
     assert "ms/iter" in panel.bench_label.text()
+
+
+def test_mxnet_crashing_on_a_graph_does_not_take_the_window_down(make_window, qtbot,
+                                                                 tmp_path) -> None:
+    """The loader refuses the graphs MXNet is known to crash on; one it does not know
+    of is simulated by breaking a loaded document behind its back (a node input naming
+    an output its producer lacks: a real segfault in MXNet's simple_bind)."""
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    panel = window.memory or window._install_memory_panel() or window.memory
+    doc = window.document
+    act = next(i for i, n in enumerate(doc.nodes) if n.op == "Activation")
+    producer = doc.nodes[act].inputs[0]
+    doc.nodes[act].inputs[0] = (producer[0], 100000, producer[2])
+    window.shape_form.set_shapes({"data": (8, 784)})
+    with qtbot.waitSignal(panel.finished, timeout=120000):
+        panel.bench_button.click()
+    text = panel.status.text()
+    assert text.startswith("MXNet crashed") and "Segmentation fault" in text, text
+    assert window.isVisible() and not panel.busy
+    # the document is repaired and the same window goes on working
+    doc.nodes[act].inputs[0] = producer
+    with qtbot.waitSignal(panel.finished, timeout=120000):
+        panel.bench_button.click()
+    assert [r.label for r in panel.bench] == ["original"]

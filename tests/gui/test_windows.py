@@ -1,15 +1,33 @@
-"""Opening files in the real window: drag-and-drop (a checkpoint finds its symbol
-file; the file shown already only comes forward), and every broken file of the corpus
-(a dialog in plain words, the open document untouched)."""
+"""Several documents: drag-and-drop (a checkpoint finds its symbol file), one window
+per file, the same file brought forward, a second ``mxexplorer FILE`` handing its file
+to the running process, and every broken file of the corpus in the real window (a
+dialog in plain words, the open document untouched)."""
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 
-from tests.conftest import DATA, EXAMPLES
+from mxexplorer.gui import instance
+from mxexplorer.gui.app import open_requested
+from mxexplorer.gui.main_window import all_windows
+from tests.conftest import DATA, EXAMPLES, REPO
+
+
+def _close_others(keep, qtbot) -> None:
+    for window in all_windows():
+        if window is not keep:
+            pane = window.graph_pane
+            if pane is not None:
+                qtbot.waitUntil(lambda p=pane: not p.busy_now, timeout=30000)
+            window.undo_stack.setClean()
+            window.close()
+    qtbot.wait(50)
 
 
 def _drop(window, paths) -> bool:
@@ -29,16 +47,69 @@ def _drop(window, paths) -> bool:
 def test_drop_a_checkpoint_then_the_same_file_again(make_window, mlp_copy, qtbot,
                                                     tmp_path) -> None:
     window = make_window(EXAMPLES / "resnet18_v1-symbol.json")
-    (tmp_path / "notes.txt").write_text("hello")
-    assert not _drop(window, [tmp_path / "notes.txt"])          # not ours: refused
-    params = mlp_copy.parent / "mlp-0000.params"
-    assert _drop(window, [params])                              # replaces the graph
-    qtbot.waitUntil(lambda: not window.opening and window.document.path == str(mlp_copy),
-                    timeout=20000)
-    assert window.document.params_path == str(params)           # found its symbol file
-    document = window.document
-    assert _drop(window, [mlp_copy])                            # shown already:
-    assert not window.opening and window.document is document   # nothing reopened
+    try:
+        (tmp_path / "notes.txt").write_text("hello")
+        assert not _drop(window, [tmp_path / "notes.txt"])      # not ours: refused
+        params = mlp_copy.parent / "mlp-0000.params"
+        assert _drop(window, [params])                          # a window of its own
+        qtbot.waitUntil(lambda: len(all_windows()) == 2 and not any(
+            w.opening for w in all_windows()), timeout=20000)
+        other = next(w for w in all_windows() if w is not window)
+        assert other.document.path == str(mlp_copy)             # found its symbol file
+        assert other.document.params_path == str(params)
+        # the same file again (by its symbol file this time): that window comes forward
+        document = other.document
+        assert _drop(window, [mlp_copy])
+        assert window.open_anywhere(str(mlp_copy)) is other
+        assert len(all_windows()) == 2 and other.document is document
+        assert window.document.path.endswith("resnet18_v1-symbol.json")   # untouched
+    finally:
+        _close_others(window, qtbot)
+
+
+def test_a_window_made_for_a_broken_file_goes_away(make_window, qtbot, dialogs) -> None:
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    try:
+        other = window.open_anywhere(str(DATA / "broken" / "empty-symbol.json"))
+        assert other is not window
+        qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=20000)
+        (title, _), = dialogs.take_closed()
+        assert title == "Cannot open the file"
+        qtbot.waitUntil(lambda: all_windows() == [window], timeout=5000)
+    finally:
+        _close_others(window, qtbot)
+
+
+def test_a_second_start_hands_its_file_to_the_running_process(make_window, qtbot,
+                                                              tmp_path) -> None:
+    window = make_window(EXAMPLES / "resnet18_v1-symbol.json")
+    server = instance.InstanceServer()
+    assert server.listening
+    server.open_requested.connect(
+        lambda files, shapes: open_requested(window.settings, files, shapes))
+    target = tmp_path / "mlp-symbol.json"
+    shutil.copy(EXAMPLES / "mlp-symbol.json", target)
+    env = dict(os.environ, PYTHONPATH=str(REPO), QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.Popen([sys.executable, "-m", "mxexplorer", str(target)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        with qtbot.waitSignal(server.open_requested, timeout=30000) as blocker:
+            pass
+        assert blocker.args[0] == [str(target)]
+        assert proc.wait(timeout=30) == 0                     # it handed over and left
+        qtbot.waitUntil(lambda: any(w.document is not None and w.document.path == str(target)
+                                    for w in all_windows()), timeout=20000)
+        assert window.document.path.endswith("resnet18_v1-symbol.json")
+        # the same file from a third start: no new window
+        count = len(all_windows())
+        open_requested(window.settings, [str(target)], {})
+        assert len(all_windows()) == count
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        server.close()
+        server.deleteLater()
+        _close_others(window, qtbot)
 
 
 BROKEN = sorted((DATA / "broken").iterdir()) + [DATA / "unknown_op-symbol.json"]

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mxexplorer.core import benchmark, memplan, symbol_io
+from mxexplorer.core import benchmark, isolated, memplan, symbol_io
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import Device, list_devices
@@ -252,8 +252,9 @@ class MemoryPanel(QWidget):
         holder: dict[str, Any] = {}
 
         def job(progress: Any, token: Any) -> memplan.PlanResult:
-            return memplan.plan(snap, given, ctx, stages, threshold, mode, dtype=dtype,
-                                progress=progress, token=token, on_probe=holder["emit"])
+            return isolated.call(memplan.plan, snap, given, ctx, stages, threshold, mode,
+                                 dtype=dtype, progress=progress, token=token,
+                                 callbacks={"on_probe": holder["emit"]}, what="planning")
 
         worker = self._run("plan", job)
         holder["emit"] = worker.partial.emit
@@ -269,8 +270,9 @@ class MemoryPanel(QWidget):
             self.budget.value()
 
         def job(progress: Any, token: Any) -> memplan.BatchFit:
-            return memplan.largest_batch(snap, given, budget, ctx, stages,
-                                         progress=progress, token=token)
+            return isolated.call(memplan.largest_batch, snap, given, budget, ctx, stages,
+                                 progress=progress, token=token,
+                                 what="the batch-size search")
 
         self._run("fit", job)
         self._set_status(f"Looking for the largest batch within {budget:.0f} MB\u2026")
@@ -289,8 +291,8 @@ class MemoryPanel(QWidget):
         def job(progress: Any, token: Any) -> list[benchmark.BenchResult]:
             planned = memplan.planned_json(plan_snap, plan, indent=None) \
                 if plan is not None and plan_snap is not None else None
-            return benchmark.compare(snap.json, planned, given, ctx, progress=progress,
-                                     token=token)
+            return isolated.call(benchmark.compare, snap.json, planned, given, ctx,
+                                 progress=progress, token=token, what="the benchmark")
 
         self._run("bench", job)
         self._set_status("Timing training and inference\u2026")

@@ -1,0 +1,81 @@
+"""Work that can crash MXNet runs in a child process: results, progress and callbacks
+come back; a real native crash (a graph MXNet segfaults on) is one error line and this
+process goes on; cancel kills the child at once."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from mxexplorer.core import benchmark, isolated, memplan
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.errors import Cancelled, UserError
+from mxexplorer.core.progress import CancelToken
+from tests.conftest import EXAMPLES
+
+MLP = {"data": (8, 784)}
+
+
+def _segfaulting_json() -> str:
+    """A graph MXNet loads but segfaults on in simple_bind: a node input naming an
+    output index its producer lacks (the loader of this program refuses it)."""
+    import mxnet as mx
+
+    net = mx.sym.relu(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4))
+    graph = json.loads(net.tojson())
+    graph["nodes"][-1]["inputs"][0][1] = 100000   # far out: a sure segfault (3 is UB)
+    return json.dumps(graph)
+
+
+def test_a_plan_runs_in_a_child_with_its_probes_and_progress() -> None:
+    snap = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json")).snapshot()
+    probes, steps = [], []
+    result = isolated.call(memplan.plan, snap, {"data": (2, 3, 64, 64)}, "cpu", "auto",
+                           what="planning",
+                           mode="original", progress=lambda *a: steps.append(a),
+                           callbacks={"on_probe": probes.append})
+    assert isinstance(result, memplan.PlanResult)
+    assert result.baseline_mb > 0
+    assert [p.cost_mb for p in probes] == [p.cost_mb for p in result.probes]
+    assert steps and steps[-1][2] == "done"
+
+
+def test_a_user_error_in_the_child_is_raised_as_such() -> None:
+    snap = GraphDocument.open(str(EXAMPLES / "mlp-symbol.json")).snapshot()
+    with pytest.raises(memplan.NoStagesError):
+        isolated.call(memplan.plan, snap, MLP, "cpu", "file", what="planning")
+
+
+def test_a_native_crash_is_one_line_and_this_process_goes_on() -> None:
+    bad = _segfaulting_json()
+    started = time.monotonic()
+    with pytest.raises(isolated.NativeCrash) as info:
+        isolated.call(benchmark.run, bad, {"data": (1, 4)}, "cpu", what="the benchmark")
+    text = str(info.value)
+    assert "MXNet crashed" in text and "Segmentation fault" in text
+    assert "\n" not in text
+    assert time.monotonic() - started < 60
+    # and this process still binds graphs
+    good = (EXAMPLES / "mlp-symbol.json").read_text()
+    assert memplan.CostOracle(MLP)(good) >= 0                  # bound, reported
+
+
+def test_cancel_kills_the_child_within_a_second() -> None:
+    token = CancelToken()
+    snap = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json")).snapshot()
+    seen: list[float] = []
+
+    def on_probe(_probe) -> None:
+        seen.append(time.monotonic())
+        token.cancel()
+
+    with pytest.raises(Cancelled):
+        isolated.call(memplan.plan, snap, {"data": (4, 3, 224, 224)}, "cpu", "auto",
+                      what="planning", token=token, callbacks={"on_probe": on_probe})
+    assert seen and time.monotonic() - seen[0] < 1.0
+
+
+def test_an_unpicklable_failure_in_the_child_is_a_user_error() -> None:
+    with pytest.raises(UserError, match="MXNet cannot bind"):
+        isolated.call(benchmark.run, "{\"nodes\": []}", MLP, "cpu", what="the benchmark")
