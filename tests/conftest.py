@@ -18,6 +18,16 @@ DATA = pathlib.Path(__file__).resolve().parent / "data"
 EXAMPLES = REPO / "resources" / "examples"
 
 
+@pytest.fixture
+def mlp_copy(tmp_path):
+    """A copy of the example checkpoint pair (symbol file + .params) in tmp_path."""
+    import shutil
+
+    for name in ("mlp-symbol.json", "mlp-0000.params"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    return tmp_path / "mlp-symbol.json"
+
+
 def corpus_files() -> list[pathlib.Path]:
     return sorted(p for p in CORPUS.glob("*.json")) if CORPUS.is_dir() else []
 

@@ -63,6 +63,8 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
     if not _has_display():
         raise UserError("no display to open a window on (DISPLAY and WAYLAND_DISPLAY are "
                         "unset); the subcommands info and infer work without one")
+    from PySide6.QtCore import QTimer
+
     from mxexplorer.core.document import GraphDocument
     from mxexplorer.gui.main_window import MainWindow
 
@@ -85,6 +87,8 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
     window = MainWindow(settings)
     window.restore_layout()
     if server is not None:
+        # edits a crashed or killed run left behind, offered once the window is up
+        QTimer.singleShot(300, window, window.offer_recovery)
         for path in files:                 # in the background, one window each
             window.open_anywhere(path, dict(shapes or {}))
         server.open_requested.connect(

@@ -24,6 +24,7 @@ from mxexplorer.core import drawing, edits, export, shapes, stats
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import import_mxnet
+from mxexplorer.core.recovery import RecoveryStore
 from mxexplorer.core.shapes import Shape, ShapeResult
 from mxexplorer.gui import workers
 from mxexplorer.gui.bridge import DocumentBridge, Selection
@@ -102,6 +103,12 @@ class MainWindow(QMainWindow):
         self._infer_job: tuple[QThread, workers.FunctionWorker] | None = None
         self.mxnet_ready = False
         self._shown = False
+        # unsaved edits go to a recovery file a second after each change
+        self.recovery = RecoveryStore(self.settings.recovery_dir())
+        self._recovery_key: str | None = None
+        self._base_modified = False      # a restored document differs from its file
+        self._recovery_timer = QTimer(self, singleShot=True, interval=1000)
+        self._recovery_timer.timeout.connect(self.write_recovery)
 
         self.setWindowTitle("mxexplorer")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -201,6 +208,8 @@ class MainWindow(QMainWindow):
         """Show ``doc``; the window owns it from now on (one document per window)."""
         if self.bridge is not None:
             self.bridge.detach()
+        self._drop_recovery()          # the old document's edits were saved or dropped
+        self._base_modified = False
         for panel in (self.tree, self.inspector, self.graph_pane, self.memory):
             if panel is not None:
                 panel.close()
@@ -419,10 +428,77 @@ class MainWindow(QMainWindow):
         self._update_totals()
 
     def _on_undo_clean_changed(self, clean: bool) -> None:
-        self.setWindowModified(not clean)
+        self.setWindowModified(self.is_modified())
 
     def _on_undo_index_changed(self, index: int) -> None:
-        self.setWindowModified(not self.undo_stack.isClean())
+        self.setWindowModified(self.is_modified())
+        self._recovery_timer.start()
+
+    def is_modified(self) -> bool:
+        """The document differs from its file (edits, or restored after a crash)."""
+        return self.document is not None and (self._base_modified
+                                              or not self.undo_stack.isClean())
+
+    # ------------------------------------------------------------- recovery
+    @Slot()
+    def write_recovery(self) -> None:
+        """Write (or, once nothing is unsaved, remove) this document's recovery file."""
+        self._recovery_timer.stop()
+        if not self.is_modified():
+            self._drop_recovery()
+            return
+        assert self.document is not None
+        if self._recovery_key is None:
+            self._recovery_key = self.recovery.new_key()
+        try:
+            self.recovery.write(self._recovery_key, self.document)
+        except OSError as exc:
+            self.statusBar().showMessage(
+                f"Cannot write the recovery file ({exc.strerror or exc}): save soon", 10000)
+
+    def _drop_recovery(self) -> None:
+        self._recovery_timer.stop()
+        if self._recovery_key is not None:
+            self.recovery.remove(self._recovery_key)
+            self._recovery_key = None
+
+    def offer_recovery(self) -> int:
+        """Offer back the unsaved edits a crashed or killed mxexplorer left; returns
+        how many documents were restored (each in a window of its own)."""
+        orphans = self.recovery.orphans()
+        if not orphans:
+            return 0
+        names = "\n".join("  " + o.label for o in orphans[:10])
+        box = QMessageBox(QMessageBox.Icon.Question, "Restore unsaved edits?",
+                          "mxexplorer stopped before these edits were saved:\n" + names
+                          + "\n\nRestore them? (Later keeps them for the next start.)",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.button(QMessageBox.StandardButton.Yes).setText("Restore")
+        box.button(QMessageBox.StandardButton.Cancel).setText("Later")
+        answer = box.exec()
+        if answer == QMessageBox.StandardButton.Discard:
+            for orphan in orphans:
+                self.recovery.discard(orphan)
+            return 0
+        if answer != QMessageBox.StandardButton.Yes:
+            return 0
+        restored = 0
+        for orphan in orphans:
+            try:
+                doc = self.recovery.restore(orphan)
+            except UserError as exc:
+                self.show_error("Cannot restore", f"{orphan.label}: {exc}")
+                continue
+            target = self if self.document is None and not self.opening else \
+                self._new_window()
+            target.set_document(doc)
+            target._base_modified = True
+            target.setWindowModified(True)
+            target.write_recovery()        # under this process's name from now on
+            self.recovery.discard(orphan)
+            restored += 1
+        return restored
 
     def _update_title(self) -> None:
         doc = self.document
@@ -584,13 +660,17 @@ class MainWindow(QMainWindow):
                 return window
         target = self
         if self.document is not None or self.opening:
-            target = MainWindow(self.settings)
-            target.resize(self.size())
-            target.move(self.pos() + QPoint(32, 32))
+            target = self._new_window()
             target._made_for_file = True
-            target.show()
         target.open_file(path, shapes)
         return target
+
+    def _new_window(self) -> MainWindow:
+        window = MainWindow(self.settings)
+        window.resize(self.size())
+        window.move(self.pos() + QPoint(32, 32))
+        window.show()
+        return window
 
     def shows(self, path: str) -> bool:
         """This window shows (or is opening) ``path`` (its symbol file or checkpoint)."""
@@ -678,7 +758,10 @@ class MainWindow(QMainWindow):
             self.show_error("Save failed", f"{path}: {exc.strerror or exc}\n"
                                            "Your edits are kept; try another folder.")
             return False
+        self._base_modified = False
         self.undo_stack.setClean()
+        self.setWindowModified(False)
+        self._drop_recovery()
         self.settings.add_recent_file(path)
         self._update_title()
         self.statusBar().showMessage(f"Saved {path}", 4000)
@@ -709,7 +792,7 @@ class MainWindow(QMainWindow):
 
     def maybe_save(self) -> bool:
         """Ask before unsaved edits are dropped; True when it is fine to go on."""
-        if self.document is None or self.undo_stack.isClean():
+        if not self.is_modified():
             return True
         answer = QMessageBox.question(
             self, "Unsaved changes", "The graph has unsaved changes. Save them?",
@@ -751,6 +834,7 @@ class MainWindow(QMainWindow):
             return
         self.settings.save_window(self.saveGeometry(), self.saveState())
         self.settings.sync()
+        self._drop_recovery()          # saved or discarded: nothing left to recover
         self.stop_jobs()
         if self.bridge is not None:
             self.bridge.detach()

@@ -17,8 +17,17 @@ class Settings:
     def __init__(self, ini_path: str | None = None):
         if ini_path:
             self._s = QSettings(ini_path, QSettings.Format.IniFormat)
+            self._state = os.path.join(os.path.dirname(os.path.abspath(ini_path)), "state")
         else:
             self._s = QSettings()
+            base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+                os.path.expanduser("~"), ".local", "state")
+            self._state = os.path.join(base, "mxexplorer")
+
+    def recovery_dir(self) -> str:
+        """Where unsaved edits are kept between a crash and the next start (beside the
+        INI file for tests, else $XDG_STATE_HOME/mxexplorer/recovery)."""
+        return os.path.join(self._state, "recovery")
 
     def sync(self) -> None:
         self._s.sync()

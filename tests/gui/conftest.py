@@ -1,7 +1,6 @@
 """GUI fixtures: isolated settings, a main window on a copy of an example."""
 from __future__ import annotations
 
-import shutil
 from typing import Any
 
 import pytest
@@ -9,7 +8,6 @@ import pytest
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.gui.main_window import MainWindow
 from mxexplorer.gui.settings import Settings
-from tests.conftest import EXAMPLES
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -62,13 +60,6 @@ def wait_for_workers(timeout_ms: int = 20000) -> None:
 
         faulthandler.dump_traceback(sys.stderr, all_threads=True)
         raise AssertionError(f"worker threads still running: {left!r}")
-
-
-@pytest.fixture
-def mlp_copy(tmp_path):
-    for name in ("mlp-symbol.json", "mlp-0000.params"):
-        shutil.copy(EXAMPLES / name, tmp_path / name)
-    return tmp_path / "mlp-symbol.json"
 
 
 class DialogWatch:
