@@ -326,7 +326,9 @@ class MainWindow(QMainWindow):
         doc = self.document
         if doc is None or self.memory is not None:
             return
-        self.memory = MemoryPanel(doc, self._current_shapes)
+        self.memory = MemoryPanel(doc, self._current_shapes,
+                                  choices=self.settings.planner_choices())
+        self.memory.choices_changed.connect(self.settings.set_planner_choices)
         self.memory.apply_requested.connect(self._on_edit_requested)
         self.memory.preview_requested.connect(self._on_preview_requested)
         self.memory_dock.setWidget(self.memory)

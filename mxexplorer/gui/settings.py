@@ -70,6 +70,17 @@ class Settings:
         self._s.setValue("window/state", state)
         self._s.setValue("window/state_version", WINDOW_STATE_VERSION)
 
+    # the planner panel's device, search mode, threshold and budget
+    def planner_choices(self) -> dict:
+        try:
+            value = json.loads(str(self._s.value("planner/choices", "{}")))
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def set_planner_choices(self, choices: dict) -> None:
+        self._s.setValue("planner/choices", json.dumps(choices))
+
     # shapes used per file
     def last_shapes(self, path: str) -> dict[str, tuple[int, ...]]:
         raw = self._s.value("shapes/" + _key(path))

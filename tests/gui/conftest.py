@@ -36,7 +36,7 @@ def make_window(qtbot, settings, tmp_path):
     def make(path) -> MainWindow:
         window = MainWindow(settings)
         windows.append(window)
-        qtbot.addWidget(window, before_close_func=lambda w: w.undo_stack.setClean())
+        qtbot.addWidget(window, before_close_func=_drop_edits)
         window.set_document(GraphDocument.open(str(path)))
         window.show()
         qtbot.waitUntil(lambda: window.mxnet_ready, timeout=30000)
@@ -47,6 +47,13 @@ def make_window(qtbot, settings, tmp_path):
         for thread, _ in list(window._jobs):
             assert thread.wait(10000), "a worker thread is still running"
     wait_for_workers()
+
+
+def _drop_edits(window: MainWindow) -> None:
+    try:
+        window.undo_stack.setClean()
+    except RuntimeError:
+        pass                             # the test closed (and so deleted) it already
 
 
 def wait_for_workers(timeout_ms: int = 20000) -> None:

@@ -122,3 +122,24 @@ def test_mxnet_crashing_on_a_graph_does_not_take_the_window_down(make_window, qt
     with qtbot.waitSignal(panel.finished, timeout=120000):
         panel.bench_button.click()
     assert [r.label for r in panel.bench] == ["original"]
+
+
+def test_planner_choices_are_remembered_between_runs(make_window, qtbot, settings) -> None:
+    from mxexplorer.gui.main_window import MainWindow
+    from mxexplorer.gui.settings import Settings
+
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    qtbot.waitUntil(lambda: window.memory is not None, timeout=5000)
+    panel = window.memory
+    panel.search.setCurrentIndex(panel.search.findData("original"))
+    panel.threshold.setValue(250)
+    panel.budget.setValue(1234)
+    settings.sync()
+    again = MainWindow(Settings(settings._s.fileName()))   # the next run: the same file
+    qtbot.addWidget(again)
+    again.open_path(str(EXAMPLES / "mlp-symbol.json"))
+    qtbot.waitUntil(lambda: again.memory is not None, timeout=5000)
+    choices = again.memory.choices()
+    assert choices == {"device": "cpu", "search": "original", "threshold": 250,
+                       "budget": 1234.0}
+    assert again.memory.search.currentText().startswith("Original")

@@ -144,3 +144,38 @@ def test_a_params_file_without_its_symbol_file(make_window, qtbot, dialogs,
     qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=20000)
     (title, text), = dialogs.take_closed()
     assert "without its -symbol.json" in text
+
+
+def test_open_recent_keeps_ten_and_drops_a_missing_file_with_a_word(
+        make_window, settings, qtbot, dialogs, tmp_path) -> None:
+    files = []
+    for k in range(12):
+        path = tmp_path / f"m{k}-symbol.json"
+        shutil.copy(EXAMPLES / "mlp-symbol.json", path)
+        settings.add_recent_file(str(path))
+        files.append(str(path.resolve()))
+    assert settings.recent_files() == files[::-1][:10]       # newest first, ten kept
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    window._fill_recent_menu()                                 # its own file comes first
+    shown = [a.text() for a in window.recent_menu.actions()]
+    assert shown == [str((EXAMPLES / "mlp-symbol.json").resolve())] + files[::-1][:9]
+    os.unlink(files[-1])
+    window._open_recent(files[-1])
+    (title, text), = dialogs.take_closed()
+    assert title == "File not found" and "removed from the list" in text
+    assert files[-1] not in settings.recent_files()
+    assert len(settings.recent_files()) == 9
+    window._open_recent(files[-2])                             # opens in a new window
+    qtbot.waitUntil(lambda: any(w.document is not None and w.document.path == files[-2]
+                                for w in all_windows()), timeout=20000)
+    _close_others(window, qtbot)
+
+
+def test_the_last_shapes_of_a_file_come_back(make_window, settings, qtbot) -> None:
+    window = make_window(EXAMPLES / "resnet18_v1-symbol.json")
+    window.shape_form.set_shapes({"data": (3, 3, 96, 96)})
+    window.infer_blocking({"data": (3, 3, 96, 96)})
+    path = str(EXAMPLES / "resnet18_v1-symbol.json")
+    assert settings.last_shapes(path) == {"data": (3, 3, 96, 96)}
+    other = make_window(EXAMPLES / "resnet18_v1-symbol.json")
+    assert other.shape_form.shapes() == {"data": (3, 3, 96, 96)}

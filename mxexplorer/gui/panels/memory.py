@@ -47,14 +47,16 @@ class MemoryPanel(QWidget):
     apply_requested(object): a core edit that puts the plan into the document
     preview_requested(object): ``{node: "True"/"False"}`` tags to preview, or None
     finished(): a search, budget fit or benchmark ended (any way)
+    choices_changed(dict): device, search mode, threshold or budget changed (to remember)
     """
 
     apply_requested = Signal(object)
     preview_requested = Signal(object)
     finished = Signal()
+    choices_changed = Signal(dict)
 
     def __init__(self, document: GraphDocument, shapes: ShapesProvider,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, choices: dict | None = None) -> None:
         super().__init__(parent)
         self.document = document
         self.shapes_provider = shapes
@@ -112,6 +114,14 @@ class MemoryPanel(QWidget):
         self.status = QLabel("Choose the stages and press Plan.")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self._wanted_device = "cpu"
+        self._budget_given = False
+        self.set_choices(choices or {})
+        self.device.currentIndexChanged.connect(self._on_choice)
+        self.search.currentIndexChanged.connect(self._on_choice)
+        self.threshold.valueChanged.connect(self._on_choice)
+        self.budget.valueChanged.connect(self._on_choice)
 
         form = QFormLayout()
         form.addRow("device", self.device)
@@ -186,6 +196,40 @@ class MemoryPanel(QWidget):
         row.addWidget(self.plot, 2)
         row.addWidget(right_box, 1)
 
+    # ------------------------------------------------------------- choices
+    def choices(self) -> dict:
+        """What the user picked, to remember between runs (stages follow the file)."""
+        return {"device": self.device.currentData() or self._wanted_device,
+                "search": self.search.currentData(), "threshold": self.threshold.value(),
+                "budget": self.budget.value()}
+
+    def set_choices(self, choices: dict) -> None:
+        """Put remembered choices back (a device not seen yet is chosen once listed)."""
+        try:
+            if "device" in choices:
+                self._wanted_device = str(choices["device"])
+                index = self.device.findData(self._wanted_device)
+                if index >= 0:
+                    self.device.setCurrentIndex(index)
+            index = self.search.findData(choices.get("search"))
+            if index >= 0:
+                self.search.setCurrentIndex(index)
+            if "threshold" in choices:
+                self.threshold.setValue(int(choices["threshold"]))
+            if "budget" in choices:
+                self.budget.setValue(float(choices["budget"]))
+                self._budget_given = True
+        except (TypeError, ValueError):
+            pass                               # a damaged entry: the defaults stay
+
+    @Slot()
+    def _on_choice(self) -> None:
+        if self.sender() is self.device and self.device.currentData():
+            self._wanted_device = self.device.currentData()
+        if self.sender() is self.budget:
+            self._budget_given = True
+        self.choices_changed.emit(self.choices())
+
     # ------------------------------------------------------------- devices
     def load_devices(self) -> None:
         """Ask MXNet for the devices (after it has loaded), on a worker."""
@@ -196,14 +240,20 @@ class MemoryPanel(QWidget):
 
     @Slot(object)
     def _on_devices(self, devices: list[Device]) -> None:
-        current = self.device.currentData()
+        wanted = self._wanted_device
+        self.device.blockSignals(True)
         self.device.clear()
         for dev in devices:
             self.device.addItem(dev.label, dev.spec)
-            if dev.kind == "gpu" and dev.free_bytes:
-                self.budget.setValue(dev.free_bytes / 2**20)
-        index = self.device.findData(current)
+        index = self.device.findData(wanted)
         self.device.setCurrentIndex(max(index, 0))
+        self.device.blockSignals(False)
+        chosen = next((d for d in devices if d.spec == self.device.currentData()), None)
+        if chosen is not None and chosen.kind == "gpu" and chosen.free_bytes \
+                and not self._budget_given:
+            self.budget.blockSignals(True)     # the default budget: that GPU's free memory
+            self.budget.setValue(chosen.free_bytes / 2**20)
+            self.budget.blockSignals(False)
 
     # ------------------------------------------------------------- jobs
     @property
