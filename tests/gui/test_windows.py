@@ -179,3 +179,30 @@ def test_the_last_shapes_of_a_file_come_back(make_window, settings, qtbot) -> No
     assert settings.last_shapes(path) == {"data": (3, 3, 96, 96)}
     other = make_window(EXAMPLES / "resnet18_v1-symbol.json")
     assert other.shape_form.shapes() == {"data": (3, 3, 96, 96)}
+
+
+def test_gio_open_on_a_symbol_file_reaches_mxexplorer(make_window, qtbot, tmp_path) -> None:
+    """After --install-desktop (temporary HOME), the desktop's own launcher starts
+    mxexplorer on the file, which hands it to the running process (this one)."""
+    if not shutil.which("gio"):
+        pytest.skip("gio is not installed (the install test covers the files)")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+    env.update(HOME=str(home), PYTHONPATH=str(REPO), QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-m", "mxexplorer", "--install-desktop"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    target = tmp_path / "renamed.json"                 # recognised by its content
+    shutil.copy(EXAMPLES / "mlp-symbol.json", target)
+    window = make_window(EXAMPLES / "resnet18_v1-symbol.json")
+    server = instance.InstanceServer()
+    try:
+        assert server.listening
+        with qtbot.waitSignal(server.open_requested, timeout=60000) as blocker:
+            subprocess.run(["gio", "open", str(target)], env=env, timeout=60, check=True)
+        assert blocker.args[0] == [str(target)]
+    finally:
+        server.close()
+        server.deleteLater()
+        _close_others(window, qtbot)
