@@ -423,10 +423,13 @@ def _sweep(search: _Search, points: int) -> None:
 
 
 def _local_search(search: _Search, deadline: float, max_probes: int,
-                  candidates: Sequence[int] | None = None) -> None:
+                  candidates: Sequence[int] | None = None, wide: bool = False) -> None:
     """First-improvement hill climbing on the kept set, with the cost oracle: move one
-    kept node to a nearby candidate, drop one, or keep one more.  Candidates are the
-    stage nodes in graph order (or ``candidates``)."""
+    kept node to a nearby candidate, drop one, or keep one more (or an adjacent pair).
+    Candidates are the stage nodes in graph order (or ``candidates``).  ``wide``: the
+    moves of a climb that has stopped -- one kept node moved 4-8 places, two
+    neighbouring kept nodes shifted together, one kept node moved and its neighbour
+    dropped."""
     order = list(candidates) if candidates is not None else \
         [i for i in search.doc.order() if i in search.stages]
     index = {n: k for k, n in enumerate(order)}
@@ -435,26 +438,8 @@ def _local_search(search: _Search, deadline: float, max_probes: int,
     while improved and search.best_kept is not None:
         improved = False
         kept = list(search.best_kept)
-        kept_set = set(kept)
-        moves: list[tuple[int, ...]] = []
-        for k, node in enumerate(kept):
-            at = index.get(node)
-            if at is None:
-                continue
-            for step in (-1, 1, -2, 2, -3, 3):
-                j = at + step
-                if 0 <= j < len(order) and order[j] not in kept_set:
-                    moves.append(tuple(sorted(kept[:k] + [order[j]] + kept[k + 1:])))
-            moves.append(tuple(kept[:k] + kept[k + 1:]))
-        for node in order:
-            if node not in kept_set:
-                moves.append(tuple(sorted(kept + [node])))
-        for k, node in enumerate(order[:-1]):
-            pair = {node, order[k + 1]}
-            if not pair & kept_set:
-                moves.append(tuple(sorted(kept + sorted(pair))))
-            elif pair <= kept_set:
-                moves.append(tuple(n for n in kept if n not in pair))
+        moves = _wide_moves(kept, order, index) if wide else \
+            _near_moves(kept, order, index)
         start_cost = search.best_cost
         for move in moves:
             if time.perf_counter() > deadline or probes >= max_probes:
@@ -466,6 +451,67 @@ def _local_search(search: _Search, deadline: float, max_probes: int,
             if search.best_cost < start_cost - 0.5:
                 improved = True
                 break
+
+
+def _near_moves(kept: list[int], order: list[int], index: Mapping[int, int]
+                ) -> list[tuple[int, ...]]:
+    kept_set = set(kept)
+    moves: list[tuple[int, ...]] = []
+    for k, node in enumerate(kept):
+        at = index.get(node)
+        if at is None:
+            continue
+        for step in (-1, 1, -2, 2, -3, 3):
+            j = at + step
+            if 0 <= j < len(order) and order[j] not in kept_set:
+                moves.append(tuple(sorted(kept[:k] + [order[j]] + kept[k + 1:])))
+        moves.append(tuple(kept[:k] + kept[k + 1:]))
+    for node in order:
+        if node not in kept_set:
+            moves.append(tuple(sorted(kept + [node])))
+    for k, node in enumerate(order[:-1]):
+        pair = {node, order[k + 1]}
+        if not pair & kept_set:
+            moves.append(tuple(sorted(kept + sorted(pair))))
+        elif pair <= kept_set:
+            moves.append(tuple(n for n in kept if n not in pair))
+    return moves
+
+
+def _wide_moves(kept: list[int], order: list[int], index: Mapping[int, int]
+                ) -> list[tuple[int, ...]]:
+    kept_set = set(kept)
+    at = [index.get(n) for n in kept]
+    moves: list[tuple[int, ...]] = []
+
+    def put(removed: Iterable[int], added: Iterable[int]) -> None:
+        new = (kept_set - set(removed)) | set(added)
+        moves.append(tuple(sorted(new)))
+
+    for k, node in enumerate(kept):
+        a = at[k]
+        if a is None:
+            continue
+        for step in (4, -4, 5, -5, 6, -6, 8, -8):
+            j = a + step
+            if 0 <= j < len(order) and order[j] not in kept_set:
+                put([node], [order[j]])
+    for k in range(len(kept) - 1):
+        a, b = at[k], at[k + 1]
+        if a is None or b is None:
+            continue
+        for step in (-1, 1, -2, 2):
+            ja, jb = a + step, b + step
+            if 0 <= ja < len(order) and 0 <= jb < len(order):
+                put([kept[k], kept[k + 1]], [order[ja], order[jb]])
+        for step in (-1, 1, -2, 2):   # move one, drop its neighbour
+            ja = a + step
+            if 0 <= ja < len(order) and order[ja] not in kept_set:
+                put([kept[k], kept[k + 1]], [order[ja]])
+            jb = b + step
+            if 0 <= jb < len(order) and order[jb] not in kept_set:
+                put([kept[k], kept[k + 1]], [order[jb]])
+    return moves
 
 
 def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
@@ -529,6 +575,8 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
             _local_search(search, deadline, max_probes=600)
             ops = [i for i in doc.order() if not doc.nodes[i].is_variable
                    and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
+            _local_search(search, deadline, max_probes=600, candidates=ops)
+            _local_search(search, deadline, max_probes=600, candidates=ops, wide=True)
             _local_search(search, deadline, max_probes=600, candidates=ops)
     best: Plan | None = None
     if search.best_kept is not None and (search.best_cost < baseline or

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -115,6 +115,8 @@ class MemoryPanel(QWidget):
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
+        self._redraw_timer = QTimer(self, singleShot=True, interval=100)
+        self._redraw_timer.timeout.connect(self._redraw)
         self._wanted_device = "cpu"
         self._budget_given = False
         self.set_choices(choices or {})
@@ -382,7 +384,8 @@ class MemoryPanel(QWidget):
         if not self._mine():
             return
         self.probes.append(probe)
-        self._redraw()
+        if not self._redraw_timer.isActive():   # at most ~10 redraws a second
+            self._redraw_timer.start()
 
     @Slot(object)
     def _on_finished(self, result: Any) -> None:
@@ -414,11 +417,14 @@ class MemoryPanel(QWidget):
         self.finished.emit()
 
     # ------------------------------------------------------------- showing
-    def _probe_x(self, probe: memplan.Probe) -> float | None:
+    def _probe_x(self, probe: memplan.Probe, best: float | None = None) -> float | None:
+        """Where a probe sits on the threshold axis (local-search probes: at the best
+        threshold's, ``best`` when the caller has it)."""
         if probe.threshold_mb is not None:
             return float(probe.threshold_mb)
-        best = self._best_threshold()
-        return best if probe.kind == "local" else None
+        if probe.kind != "local":
+            return None
+        return self._best_threshold() if best is None else best
 
     def _best_threshold(self) -> float:
         ok = [p for p in self.probes if p.ok and p.threshold_mb is not None]
@@ -434,10 +440,11 @@ class MemoryPanel(QWidget):
         else:
             self.baseline_line.hide()
         spots, local, failed = [], [], []
+        best_x = self._best_threshold()        # once: per probe it was O(n^2) a redraw
         for p in self.probes:
             if p.kind == "baseline":
                 continue
-            x = self._probe_x(p)
+            x = self._probe_x(p, best_x)
             if x is None:
                 continue
             if not p.ok:
@@ -452,7 +459,7 @@ class MemoryPanel(QWidget):
         ok = [p for p in self.probes if p.ok and p.kind != "baseline"]
         if ok:
             best = min(ok, key=lambda p: p.cost_mb or 0)
-            x = self._probe_x(best) or 0.0
+            x = self._probe_x(best, best_x) or 0.0
             self.best_point.setData([{"pos": (x, best.cost_mb), "data": best}])
         else:
             self.best_point.setData([])
@@ -460,6 +467,7 @@ class MemoryPanel(QWidget):
     def _show_plan(self) -> None:
         result = self.result
         assert result is not None
+        self._redraw_timer.stop()
         self._redraw()
         failed = [p for p in result.probes if not p.ok]
         extra = f" {len(failed)} probes failed ({failed[0].reason})." if failed else ""
