@@ -51,6 +51,9 @@ def all_windows() -> list[MainWindow]:
     """The open main windows of this process, the active one first."""
     from PySide6.QtWidgets import QApplication
 
+    from shiboken6 import isValid
+
+    _OPEN[:] = [w for w in _OPEN if isValid(w)]     # deleted without a close: gone
     windows = [w for w in _OPEN if w.isVisible()]
     active = QApplication.activeWindow()
     windows.sort(key=lambda w: w is not active)
@@ -476,6 +479,7 @@ class MainWindow(QMainWindow):
                           + "\n\nRestore them? (Later keeps them for the next start.)",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Discard
                           | QMessageBox.StandardButton.Cancel, self)
+        box.setStyleSheet("QLabel#qt_msgbox_label { min-width: 420px; }")
         box.button(QMessageBox.StandardButton.Yes).setText("Restore")
         box.button(QMessageBox.StandardButton.Cancel).setText("Later")
         answer = box.exec()
@@ -498,6 +502,8 @@ class MainWindow(QMainWindow):
             target._base_modified = True
             target.setWindowModified(True)
             target.write_recovery()        # under this process's name from now on
+            target.statusBar().showMessage(
+                f"Restored the unsaved edits of {orphan.label}: save to keep them")
             self.recovery.discard(orphan)
             restored += 1
         return restored
