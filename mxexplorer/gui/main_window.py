@@ -50,7 +50,6 @@ _OPEN: list[MainWindow] = []
 def all_windows() -> list[MainWindow]:
     """The open main windows of this process, the active one first."""
     from PySide6.QtWidgets import QApplication
-
     from shiboken6 import isValid
 
     _OPEN[:] = [w for w in _OPEN if isValid(w)]     # deleted without a close: gone
