@@ -30,6 +30,14 @@ from mxexplorer.core.progress import CancelToken, Progress, no_progress
 _HEADER = struct.Struct("!Q")
 
 
+_LIVE: set[int] = set()
+
+
+def live_children() -> set[int]:
+    """Pids of the child processes running now (a closed window leaves none)."""
+    return set(_LIVE)
+
+
 class NativeCrash(UserError):
     """The child died in native code (a signal or MXNet's own crash handler)."""
 
@@ -105,6 +113,7 @@ def call(fn: Callable[..., Any], *args: Any, what: str = "this work",
                                 pass_fds=(write_fd,), env=env)
     finally:
         os.close(write_fd)
+    _LIVE.add(proc.pid)
     try:
         assert proc.stdin is not None
         try:
@@ -139,6 +148,7 @@ def call(fn: Callable[..., Any], *args: Any, what: str = "this work",
         if proc.poll() is None:
             proc.kill()
         _reap(proc)
+        _LIVE.discard(proc.pid)
         err.close()
         try:
             os.unlink(err.name)

@@ -143,3 +143,19 @@ def test_planner_choices_are_remembered_between_runs(make_window, qtbot, setting
     assert choices == {"device": "cpu", "search": "original", "threshold": 250,
                        "budget": 1234.0}
     assert again.memory.search.currentText().startswith("Original")
+
+
+def test_closing_the_window_mid_search_stops_it_and_its_child(make_window, qtbot) -> None:
+    from mxexplorer.core import isolated
+    from tests.gui.conftest import wait_for_workers
+
+    window, panel = _ready(make_window, qtbot)
+    panel.search.setCurrentIndex(panel.search.findData("best"))
+    panel.start_button.click()
+    qtbot.waitUntil(lambda: len(panel.probes) >= 3, timeout=60000)
+    assert isolated.live_children()
+    window.undo_stack.setClean()
+    window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)  # the fixture's own
+    window.close()
+    wait_for_workers(5000)
+    assert isolated.live_children() == set()
