@@ -202,6 +202,13 @@ def test_gio_open_on_a_symbol_file_reaches_mxexplorer(make_window, qtbot, tmp_pa
         with qtbot.waitSignal(server.open_requested, timeout=60000) as blocker:
             subprocess.run(["gio", "open", str(target)], env=env, timeout=60, check=True)
         assert blocker.args[0] == [str(target)]
+        if shutil.which("xdg-open"):          # xdg-utils: where installed
+            # without a desktop session xdg-open asks xdg-mime only when it sees a display
+            xenv = dict(env, DISPLAY=env.get("DISPLAY") or ":99")
+            with qtbot.waitSignal(server.open_requested, timeout=60000) as blocker:
+                subprocess.Popen(["xdg-open", str(target)], env=xenv,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            assert blocker.args[0] == [str(target)]
     finally:
         server.close()
         server.deleteLater()
