@@ -210,7 +210,8 @@ class InternalsModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.FontRole:
             return self._font_bold if mirrored else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            tips = []
+            # the whole name first: the column elides long ones
+            tips = [str(self.data(index, Qt.ItemDataRole.DisplayRole) or "")]
             if culprit:
                 tips.append(error.message)              # type: ignore[union-attr]
             if mirrored:
@@ -218,7 +219,7 @@ class InternalsModel(QAbstractItemModel):
             if recompute is not None:
                 tips.append("the previewed plan recomputes this output in backward"
                             if recompute else "the previewed plan keeps this output")
-            return "\n".join(tips) or None
+            return "\n".join(t for t in tips if t) or None
         return None
 
     def _shape(self, r: int) -> tuple[int, ...] | None:
@@ -321,7 +322,11 @@ class InternalsPanel(QWidget):
         self.view.customContextMenuRequested.connect(self._on_context_menu)
         self.selection.changed.connect(self._on_selection_changed)
         self.bridge.changed.connect(self._on_document_changed)
-        for col, width in enumerate((290, 105, 125, 75, 65, 70)):
+        # name, op and shape fit the default dock width; long names lose their start
+        # (a model prefix shared by every row: "...stage1_conv0_fwd_output" tells
+        # rows apart); the rest of the columns scroll into view
+        self.view.setTextElideMode(Qt.TextElideMode.ElideLeft)
+        for col, width in enumerate((200, 92, 118, 75, 65, 70)):
             self.view.header().resizeSection(col, width)
         # unfold on the next turn of the event loop: showing thousands of operator rows
         # is the costly part of opening a big graph, kept apart from the rest
