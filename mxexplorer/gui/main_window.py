@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
+    QSizePolicy,
 )
 
 from mxexplorer.core import drawing, edits, export, shapes, stats
@@ -122,6 +123,11 @@ class MainWindow(QMainWindow):
         self.undo_stack.indexChanged.connect(self._on_undo_index_changed)
         self.totals = QLabel()
         self.mxnet_label = QLabel()
+        # MXNet's state keeps its room; the totals give way (whole in their tooltip)
+        self.mxnet_label.setMinimumWidth(
+            self.mxnet_label.fontMetrics().horizontalAdvance("MXNet: unavailable") + 8)
+        self.totals.setMinimumWidth(120)
+        self.totals.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.statusBar().addPermanentWidget(self.totals)
         self.statusBar().addPermanentWidget(self.mxnet_label)
         self._open_job: workers.FunctionWorker | None = None
@@ -543,6 +549,10 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_mxnet_loaded(self, _: object = None) -> None:
+        if self.mxnet_ready:
+            return
+        self._mxnet_started = True
+        self._mxnet_timer.stop()
         self.mxnet_ready = True
         self.mxnet_label.setText("MXNet ready")
         self._run_pending_inference()
@@ -598,6 +608,7 @@ class MainWindow(QMainWindow):
         """The same job on the calling thread (the --screenshot path)."""
         if self.document is not None:
             self._on_inference_finished(self._analysis_job(given, dtype)())
+            self._on_mxnet_loaded()        # it imported MXNet here
 
     @Slot(object)
     def _on_inference_finished(self, analysis: stats.AnalysisResult) -> None:
@@ -649,6 +660,7 @@ class MainWindow(QMainWindow):
             if self.shape_result is not None and not self.shape_result.complete:
                 text += " (partial: not every shape is known)"
         self.totals.setText(text)
+        self.totals.setToolTip(text)
 
     # ---------------------------------------------------------------- files
     def _on_open_triggered(self) -> None:
