@@ -102,15 +102,13 @@ def main() -> None:
         child(sys.argv[2])
         return
     sys.path.insert(0, ROOT)
-    from benchmarks.nets import network, run_child
+    from benchmarks.nets import child_result
 
     names = sys.argv[1:] or ["resnet152_v1", "resnet1001"]
     print(f"{'network':<16} {'nodes':>6} {'items':>7} {'drawn s':>8} {'max stall ms':>13} "
           f"{'>100ms':>7} {'paint@100% ms':>14} {'@40%':>6} {'@fit':>6}")
     for name in names:
-        out = run_child(__file__, network(name))
-        line = [ln for ln in out.splitlines() if ln.startswith("{")][-1]
-        r = json.loads(line)
+        r = child_result(__file__, name)
         print(f"{name:<16} {r['nodes']:>6} {r['items']:>7} {r['drawn']:>8.2f} "
               f"{r['max_stall'] * 1000:>13.0f} {r['stalls_over_100ms']:>7} "
               f"{r['paint_100'] * 1000:>14.1f} {r['paint_40'] * 1000:>6.1f} "

@@ -102,15 +102,13 @@ def main() -> None:
         child(sys.argv[2])
         return
     sys.path.insert(0, ROOT)
-    from benchmarks.nets import network, run_child
+    from benchmarks.nets import child_result
 
     names = sys.argv[1:] or ["resnet152_v1", "resnet18_v1"]
     print(f"{'network':<16} {'probes in 6 s':>13} {'max stall ms':>13} {'>100ms':>7} "
           f"{'cancel s':>9} {'close s':>8}")
     for name in names:
-        out = run_child(__file__, network(name))
-        line = [ln for ln in out.splitlines() if ln.startswith("{")][-1]
-        r = json.loads(line)
+        r = child_result(__file__, name)
         print(f"{name:<16} {r['probes_seen']:>13} {r['max_stall'] * 1000:>13.0f} "
               f"{r['stalls_over_100ms']:>7} {r['cancel_s']:>9.3f} {r['close_s']:>8.3f}"
               + ("  (search ended before 6 s)" if r["finished_early"] else ""))

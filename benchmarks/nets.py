@@ -89,3 +89,11 @@ def run_child(script: str, path: str) -> str:
     env.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "")
     return subprocess.run([sys.executable, script, "--child", path], env=env,
                           capture_output=True, text=True, check=True).stdout
+
+
+def child_result(script: str, name: str) -> dict:
+    """Run ``script --child`` on network ``name``; the JSON object it printed last."""
+    import json
+
+    out = run_child(script, network(name))
+    return json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1])
