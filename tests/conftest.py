@@ -28,6 +28,16 @@ def mlp_copy(tmp_path):
     return tmp_path / "mlp-symbol.json"
 
 
+def dead_pid() -> int:
+    """The pid of a process that has ended (for files "left by a crashed run")."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
 def corpus_files() -> list[pathlib.Path]:
     return sorted(p for p in CORPUS.glob("*.json")) if CORPUS.is_dir() else []
 

@@ -48,7 +48,7 @@ def _send(stream: BinaryIO, message: tuple) -> None:
     stream.flush()
 
 
-def _read_exact(fd: int, size: int, token: CancelToken, proc: subprocess.Popen) -> bytes:
+def _read_exact(fd: int, size: int, token: CancelToken) -> bytes:
     chunks: list[bytes] = []
     left = size
     while left:
@@ -123,8 +123,8 @@ def call(fn: Callable[..., Any], *args: Any, what: str = "this work",
             pass                             # it died at once: reported below
         while True:
             try:
-                size, = _HEADER.unpack(_read_exact(read_fd, _HEADER.size, token, proc))
-                kind, *payload = pickle.loads(_read_exact(read_fd, size, token, proc))
+                size, = _HEADER.unpack(_read_exact(read_fd, _HEADER.size, token))
+                kind, *payload = pickle.loads(_read_exact(read_fd, size, token))
             except EOFError:
                 break
             if kind == "progress":

@@ -76,6 +76,13 @@ def test_cancel_kills_the_child_within_a_second() -> None:
     assert seen and time.monotonic() - seen[0] < 1.0
 
 
-def test_an_unpicklable_failure_in_the_child_is_a_user_error() -> None:
-    with pytest.raises(UserError, match="MXNet cannot bind"):
-        isolated.call(benchmark.run, "{\"nodes\": []}", MLP, "cpu", what="the benchmark")
+def _divide(a: int, b: int, progress=None, token=None) -> float:
+    return a / b
+
+
+def test_any_other_failure_in_the_child_is_one_user_error_line() -> None:
+    assert isolated.call(_divide, 6, 3, what="dividing") == 2.0
+    with pytest.raises(UserError) as info:
+        isolated.call(_divide, 1, 0, what="dividing")
+    assert str(info.value) == "dividing failed: ZeroDivisionError: division by zero"
+    assert not isinstance(info.value, isolated.NativeCrash)

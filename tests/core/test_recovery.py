@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 from mxexplorer.core import edits
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.recovery import RecoveryStore
+from tests.conftest import dead_pid
 
 
 def test_this_process_files_are_not_orphans_and_a_dead_process_files_are(
@@ -22,10 +21,8 @@ def test_this_process_files_are_not_orphans_and_a_dead_process_files_are(
     file = store.write(key, doc)
     assert store.orphans() == []                   # we are alive
     # the same record, written by a process that has ended since
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
     data = json.loads(open(file).read())
-    data["pid"] = int(dead.stdout)
+    data["pid"] = dead_pid()
     with open(file, "w") as f:
         json.dump(data, f)
     (tmp_path / "recovery" / "junk.recovery.json").write_text("{not json")

@@ -104,6 +104,10 @@ def test_a_second_start_hands_its_file_to_the_running_process(make_window, qtbot
         count = len(all_windows())
         open_requested(window.settings, [str(target)], {})
         assert len(all_windows()) == count
+        # a start without a file: an empty window of this process comes forward
+        open_requested(window.settings, [], {})
+        assert len(all_windows()) == count + 1
+        assert sum(w.document is None for w in all_windows()) == 1
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -181,7 +185,7 @@ def test_the_last_shapes_of_a_file_come_back(make_window, settings, qtbot) -> No
     assert other.shape_form.shapes() == {"data": (3, 3, 96, 96)}
 
 
-def test_gio_open_on_a_symbol_file_reaches_mxexplorer(make_window, qtbot, tmp_path) -> None:
+def test_gio_open_on_a_symbol_file_reaches_mxexplorer(qtbot, tmp_path) -> None:
     """After --install-desktop (temporary HOME), the desktop's own launcher starts
     mxexplorer on the file, which hands it to the running process (this one)."""
     if not shutil.which("gio"):
@@ -195,7 +199,6 @@ def test_gio_open_on_a_symbol_file_reaches_mxexplorer(make_window, qtbot, tmp_pa
     assert done.returncode == 0, done.stderr
     target = tmp_path / "renamed.json"                 # recognised by its content
     shutil.copy(EXAMPLES / "mlp-symbol.json", target)
-    window = make_window(EXAMPLES / "resnet18_v1-symbol.json")
     server = instance.InstanceServer()
     try:
         assert server.listening
@@ -212,4 +215,3 @@ def test_gio_open_on_a_symbol_file_reaches_mxexplorer(make_window, qtbot, tmp_pa
     finally:
         server.close()
         server.deleteLater()
-        _close_others(window, qtbot)

@@ -417,14 +417,13 @@ class MemoryPanel(QWidget):
         self.finished.emit()
 
     # ------------------------------------------------------------- showing
-    def _probe_x(self, probe: memplan.Probe, best: float | None = None) -> float | None:
-        """Where a probe sits on the threshold axis (local-search probes: at the best
-        threshold's, ``best`` when the caller has it)."""
+    @staticmethod
+    def _probe_x(probe: memplan.Probe, best: float) -> float | None:
+        """Where a probe sits on the threshold axis (local-search probes: at ``best``,
+        the best threshold's)."""
         if probe.threshold_mb is not None:
             return float(probe.threshold_mb)
-        if probe.kind != "local":
-            return None
-        return self._best_threshold() if best is None else best
+        return best if probe.kind == "local" else None
 
     def _best_threshold(self) -> float:
         ok = [p for p in self.probes if p.ok and p.threshold_mb is not None]
