@@ -2,7 +2,8 @@
 #   make run   - open the GUI on the bundled example network
 #   make test  - run the whole test suite
 # Both create .venv, install the OS package graphviz when `dot` is missing, and install
-# mxexplorer with the cpu and test extras.
+# mxexplorer with the cpu and test extras.  `make run` also installs the libraries Qt's
+# xcb platform plugin needs when one is missing (found with ldd on the plugin).
 
 PYTHON ?= $(shell for p in python3.11 python3.10 python3.9 python3; do \
              command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(not (3,9) <= sys.version_info[:2] <= (3,11))' 2>/dev/null && { echo $$p; break; }; done)
@@ -10,13 +11,22 @@ VENV    := .venv
 VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 EXAMPLE := resources/examples/resnet18_v1-symbol.json
+# What PySide6's xcb plugin (libqxcb.so, libQt6XcbQpa) links against on Debian/Ubuntu,
+# from ldd, plus libxcb-cursor0, which Qt 6.5+ loads at run time.  A plain X server
+# often lacks libxcb-icccm4 and libxcb-keysyms1 (Qt's message names only xcb-cursor0).
+QT_XCB_PACKAGES := libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
+                   libxcb-randr0 libxcb-render-util0 libxcb-render0 libxcb-shape0 \
+                   libxcb-shm0 libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1 \
+                   libxkbcommon-x11-0 libxkbcommon0 libx11-xcb1 libegl1 libgl1 \
+                   libfontconfig1 libdbus-1-3 libglib2.0-0
 
-.PHONY: run test bootstrap graphviz clean
+.PHONY: run test bootstrap graphviz qt-libs clean
 
 run: bootstrap
 	@if [ -z "$$DISPLAY" ] && [ -z "$$WAYLAND_DISPLAY" ] && [ -z "$$QT_QPA_PLATFORM" ]; then \
 	  echo "make run: no display (DISPLAY and WAYLAND_DISPLAY are unset); run it in a desktop session, or try: $(VPY) -m mxexplorer info $(EXAMPLE)"; \
 	  exit 1; fi
+	@$(MAKE) --no-print-directory qt-libs
 	$(VPY) -m mxexplorer $(EXAMPLE) --shape data=1,3,224,224
 
 test: bootstrap
@@ -24,14 +34,29 @@ test: bootstrap
 
 bootstrap: graphviz $(STAMP)
 
+# apt-get install $(2) (what it is for: $(1)) as root or through passwordless sudo;
+# otherwise print the one command to run
+define apt_install
+if [ "$$(id -u)" = 0 ]; then SUDO=""; \
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+else echo "$(1) missing; install with: sudo apt-get install -y $(2)"; exit 1; fi; \
+echo "installing $(1): $(2)"; \
+$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(2) >/dev/null || { \
+  echo "could not install $(1); install with: sudo apt-get install -y $(2)"; exit 1; }
+endef
+
 graphviz:
-	@command -v dot >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=""; \
-	  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
-	  else echo "graphviz (dot) is missing; install it with: sudo apt-get install -y graphviz"; exit 1; fi; \
-	  echo "installing the OS package graphviz ..."; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq graphviz >/dev/null || { \
-	    echo "could not install graphviz; install it with: sudo apt-get install -y graphviz"; exit 1; }; }
+	@command -v dot >/dev/null 2>&1 || { $(call apt_install,graphviz (dot),graphviz); }
+
+qt-libs: $(STAMP)
+	@plugin=$$($(VPY) -c 'import os, PySide6; print(os.path.join(os.path.dirname(PySide6.__file__), "Qt", "plugins", "platforms", "libqxcb.so"))'); \
+	missing=$$(ldd "$$plugin" 2>/dev/null | awk '/not found/ {print $$1}' | sort -u | tr '\n' ' '); \
+	case "$$missing" in *libxcb-cursor*) ;; *) \
+	  { ldconfig -p 2>/dev/null || /sbin/ldconfig -p; } | grep -q 'libxcb-cursor\.so\.0' \
+	    || missing="$$missing libxcb-cursor.so.0";; esac; \
+	if [ -n "$$(echo $$missing)" ]; then \
+	  echo "Qt's xcb platform needs: $$missing"; \
+	  $(call apt_install,Qt's xcb libraries,$(QT_XCB_PACKAGES)); fi
 
 $(VPY):
 	@test -n "$(PYTHON)" || { echo "mxexplorer needs Python 3.9-3.11 (MXNet 1.9.1 needs numpy<1.24); install python3.11"; exit 1; }
