@@ -174,7 +174,7 @@ class _TerminalProgress:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from mxexplorer.core import isolated, memplan, symbol_io
+    from mxexplorer.core import jobs, memplan, symbol_io
     from mxexplorer.core.document import GraphDocument
 
     doc = GraphDocument.open(args.file)
@@ -182,9 +182,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     snap = doc.snapshot()
     bar = _TerminalProgress()
     if args.budget is not None:
-        fit = isolated.call(memplan.largest_batch, snap, shape_map, args.budget,
-                            ctx=args.ctx, stages=args.stages, progress=bar,
-                            what="the batch-size search")
+        fit = jobs.largest_batch(snap, shape_map, args.budget, ctx=args.ctx,
+                                 stages=args.stages, progress=bar)
         bar.close()
         data = fit.to_dict()
         if args.json:
@@ -196,9 +195,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
                              f"planned     largest batch {fit.planned_batch} "
                              f"({fit.planned_mb or 0:.0f} MB)\n")
         return 0
-    result = isolated.call(memplan.plan, snap, shape_map, ctx=args.ctx, stages=args.stages,
-                           threshold_mb=args.threshold, mode=args.search, progress=bar,
-                           what="planning")
+    result = jobs.plan(snap, shape_map, ctx=args.ctx, stages=args.stages,
+                       threshold_mb=args.threshold, mode=args.search, progress=bar)
     bar.close()
     if args.output:
         symbol_io.write_atomic(args.output, memplan.planned_json(snap, result))
@@ -240,26 +238,36 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from mxexplorer.core import benchmark, isolated
+    import json
+
+    from mxexplorer.core import benchmark, jobs, memplan
     from mxexplorer.core.document import GraphDocument
 
     doc = GraphDocument.open(args.file)
     shape_map = _data_shapes(doc, args)
+    # "original" is what the user would train without a plan: every force_mirroring
+    # tag removed; a file that carries tags is itself the planned graph
+    original = json.dumps(memplan.tagged_dict(doc, {}))
     planned = None
     if args.planned:
         GraphDocument.open(args.planned)  # a clear error for a bad file
         with open(args.planned, encoding="utf-8") as fh:
             planned = fh.read()
+    elif memplan.applied_tags(doc):
+        planned = doc.to_json(indent=None)
     bar = _TerminalProgress()
-    results = isolated.call(benchmark.compare, doc.to_json(indent=None), planned, shape_map,
-                            ctx=args.ctx, warmup=args.warmup, repeats=args.repeats,
-                            progress=bar, what="the benchmark")
+    results = jobs.bench(original, planned, shape_map, ctx=args.ctx, warmup=args.warmup,
+                         repeats=args.repeats, progress=bar)
     bar.close()
+    verdict = benchmark.verdict(results)
     if args.json:
-        _print_json({"file": args.file, "results": [r.to_dict() for r in results]})
+        _print_json({"file": args.file, "results": [r.to_dict() for r in results],
+                     "verdict": verdict})
         return 0
     for r in results:
         sys.stdout.write(r.summary() + "\n")
+    if verdict:
+        sys.stdout.write(verdict + "\n")
     return 0
 
 

@@ -164,7 +164,51 @@ def compare(original_json: str, planned_json: str | None, shapes: Mapping[str, S
             ctx: str = "cpu", warmup: int = 2, repeats: int = 5,
             progress: Progress = no_progress, token: CancelToken | None = None
             ) -> list[BenchResult]:
-    """The original graph and, when given, the planned one, timed the same way."""
+    """The original graph and, when given, the planned one, timed the same way.
+
+    Raises
+    ------
+    UserError : the planned graph is the original one (nothing to compare).
+    """
+    if planned_json is not None and _same_graph(original_json, planned_json):
+        raise UserError("the planned graph is the original graph (the plan tags nothing "
+                        "differently): nothing to compare")
     jobs = [("original", original_json)] + ([("planned", planned_json)] if planned_json else [])
     return [run(text, shapes, ctx, label, warmup, repeats, progress=progress, token=token,
                 step=(k, len(jobs))) for k, (label, text) in enumerate(jobs)]
+
+
+def _same_graph(a: str, b: str) -> bool:
+    """The two graphs run the same way (``mirror_stage`` tags only guide planners)."""
+    import json
+
+    if a == b:
+        return True
+
+    def runnable(text: str) -> object:
+        data = json.loads(text)
+        for node in data.get("nodes", []) if isinstance(data, dict) else []:
+            for key in ("attrs", "attr"):
+                attrs = node.get(key)
+                if isinstance(attrs, dict):
+                    attrs.pop("__mirror_stage__", None)
+                    attrs.pop("mirror_stage", None)
+        return data
+
+    return bool(runnable(a) == runnable(b))
+
+
+def verdict(results: list[BenchResult]) -> str:
+    """One sentence on original against planned training time: a difference only when
+    the two runs' ranges do not overlap (else it is noise, and said so)."""
+    if len(results) < 2:
+        return ""
+    a, b = results[0].train, results[1].train
+    if a.min_ms <= b.max_ms and b.min_ms <= a.max_ms:
+        return (f"No measurable difference in training time: the runs overlap "
+                f"({a.min_ms:.1f}-{a.max_ms:.1f} against {b.min_ms:.1f}-{b.max_ms:.1f} ms).")
+    change = b.median_ms / a.median_ms - 1 if a.median_ms else 0.0
+    word = "slower" if change > 0 else "faster"
+    return (f"{results[1].label.capitalize()} is {abs(change):.0%} {word} per training "
+            f"iteration than {results[0].label} ({b.median_ms:.1f} against "
+            f"{a.median_ms:.1f} ms).")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from mxexplorer.core import opinfo, params_file, symbol_io
+from mxexplorer.core.errors import SymbolFileError
 from mxexplorer.core.symbol_io import Entry, Node, ParsedGraph
 
 
@@ -86,7 +87,7 @@ class GraphDocument:
         if path.endswith(".params"):
             found = params_file.symbol_for_params(path)
             if found is None:
-                raise symbol_io.SymbolFileError(
+                raise SymbolFileError(
                     "is a .params file without its -symbol.json beside it "
                     "(expected PREFIX-symbol.json for PREFIX-NNNN.params)", path)
             symbol_path, params_path = found, path

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Protocol
 
 from mxexplorer.core import opinfo
-from mxexplorer.core.document import Change, GraphDocument
+from mxexplorer.core.document import Change, GraphDocument, NodeKind
 from mxexplorer.core.errors import UserError
 
 MIRROR_STAGE = "__mirror_stage__"
@@ -98,20 +98,70 @@ class SetAttrsEdit:
 
 
 def own_variables(doc: GraphDocument, node_id: int) -> list[int]:
-    """Parameter/aux variables that belong to a node: read by it alone, named after it."""
+    """The parameter and auxiliary variables a node alone reads (its weight, bias,
+    gamma, beta, moving statistics), found by its inputs, whatever their names."""
     node = doc.nodes[node_id]
+    if node.is_variable:
+        return []
     users = doc.consumers()
-    prefix = node.name + "_"
-    out = []
+    kinds = doc.kinds()
+    out: list[int] = []
     for src, _, _ in node.inputs:
-        var = doc.nodes[src]
-        if not var.is_variable or src in out:
+        if src in out or not doc.nodes[src].is_variable:
             continue
-        if not var.name.startswith(prefix) or len(var.name) == len(prefix):
-            continue
-        if all(c == node_id for c, _ in users[src]):
+        if kinds[src] in (NodeKind.PARAM, NodeKind.AUX) and \
+                all(c == node_id for c, _ in users[src]):
             out.append(src)
     return out
+
+
+def shared_variables(doc: GraphDocument, node_id: int) -> list[tuple[int, list[int]]]:
+    """Parameter variables the node reads that other nodes read too: (variable, the
+    other readers).  A rename leaves them alone."""
+    node = doc.nodes[node_id]
+    if node.is_variable:
+        return []
+    users = doc.consumers()
+    kinds = doc.kinds()
+    out: list[tuple[int, list[int]]] = []
+    seen: set[int] = set()
+    for src, _, _ in node.inputs:
+        if src in seen or kinds[src] not in (NodeKind.PARAM, NodeKind.AUX):
+            continue
+        seen.add(src)
+        others = sorted({c for c, _ in users[src] if c != node_id})
+        if others:
+            out.append((src, others))
+    return out
+
+
+def renamed_variable(var_name: str, old_node: str, new_node: str, slot: str) -> str:
+    """The new name of a node's own variable when the node is renamed.
+
+    The part of the variable's name it shares with its node is the stem (``conv1`` of
+    ``conv1``/``conv1_weight``; ``resnetv10_conv0`` of Gluon's
+    ``resnetv10_conv0_fwd``/``resnetv10_conv0_weight``); the new name keeps the
+    variable's own ending on the new node's stem (``stem_conv0_fwd`` ->
+    ``stem_conv0_weight``).  A variable named unlike its node takes the input slot's
+    name, as MXNet names parameters it creates (``new_weight``).
+    """
+    common = 0
+    for a, b in zip(old_node, var_name):
+        if a != b:
+            break
+        common += 1
+    if common == len(old_node):
+        stem = old_node
+    else:
+        cut = old_node.rfind("_", 0, common)
+        stem = old_node[:cut] if cut > 0 else ""
+    if not stem:
+        return f"{new_node}_{slot}"
+    node_suffix = old_node[len(stem):]
+    new_stem = new_node
+    if node_suffix and new_node.endswith(node_suffix) and len(new_node) > len(node_suffix):
+        new_stem = new_node[:-len(node_suffix)]
+    return new_stem + var_name[len(stem):]
 
 
 @dataclass
@@ -129,6 +179,7 @@ class RenameNodeEdit:
     _renames: list[tuple[int, str, str]] = field(default_factory=list, init=False)
 
     def plan(self, doc: GraphDocument) -> list[tuple[int, str, str]]:
+        """(node, old name, new name) of every node the rename touches."""
         new = self.new_name.strip()
         if not new:
             raise UserError("a node name cannot be empty")
@@ -136,15 +187,33 @@ class RenameNodeEdit:
         old = node.name
         renames = [(self.node, old, new)]
         if self.with_params and not node.is_variable:
+            slots = doc.input_slots(self.node)
+            slot_of = {src: slots[k] for k, (src, _, _) in enumerate(node.inputs)}
             for v in own_variables(doc, self.node):
                 vname = doc.nodes[v].name
-                renames.append((v, vname, new + vname[len(old):]))
+                renames.append((v, vname, renamed_variable(vname, old, new, slot_of[v])))
         taken = {n.name for k, n in enumerate(doc.nodes)
                  if k not in {r[0] for r in renames}}
+        seen: set[str] = set()
         for _, _, name in renames:
-            if name in taken:
+            if name in taken or name in seen:
                 raise UserError(f"the name {name!r} is already used by another node")
+            seen.add(name)
         return renames
+
+    def shared_note(self, doc: GraphDocument) -> str:
+        """A sentence naming the parameters that keep their names because other nodes
+        read them too ('' when there are none)."""
+        if not self.with_params:
+            return ""
+        parts = []
+        for var, others in shared_variables(doc, self.node):
+            readers = ", ".join(doc.nodes[o].name for o in others[:3])
+            more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+            parts.append(f"{doc.nodes[var].name} (shared with {readers}{more})")
+        if not parts:
+            return ""
+        return "Kept, because other nodes read them too: " + "; ".join(parts) + "."
 
     def apply(self, doc: GraphDocument) -> None:
         self._renames = self.plan(doc)

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, BinaryIO, Callable
+from typing import IO, Any, Callable
 
 from mxexplorer.core.errors import Cancelled, UserError
 from mxexplorer.core.progress import CancelToken, Progress, no_progress
@@ -42,7 +42,7 @@ class NativeCrash(UserError):
     """The child died in native code (a signal or MXNet's own crash handler)."""
 
 
-def _send(stream: BinaryIO, message: tuple) -> None:
+def _send(stream: IO[bytes], message: tuple[Any, ...]) -> None:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_HEADER.pack(len(data)) + data)
     stream.flush()
@@ -156,7 +156,7 @@ def call(fn: Callable[..., Any], *args: Any, what: str = "this work",
             pass
 
 
-def _reap(proc: subprocess.Popen) -> None:
+def _reap(proc: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 5.0
     while proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -90,10 +90,27 @@ class PlanResult:
     revision: int
     shapes: dict[str, Shape]
     seconds: float = 0.0
+    #: forward MACs of every operator node (what a recomputed node costs again)
+    node_macs: dict[int, int] = field(default_factory=dict)
+    forward_macs: int = 0
 
     @property
     def planned_mb(self) -> float:
         return self.best.cost_mb if self.best is not None else self.baseline_mb
+
+    def plan_for(self, doc: GraphDocument, probe: Probe) -> Plan:
+        """The plan a probe costed (any point of the search, not only the best).
+
+        ``doc`` is the planned document (or one with the same graph: tags aside)."""
+        if not probe.ok or probe.cost_mb is None or probe.kind == "baseline":
+            raise UserError("that point is not a plan (a failed probe, or no plan at all)")
+        tags = tags_for_kept(doc, probe.kept)
+        return Plan(tags, probe.cost_mb, probe.threshold_mb, tuple(probe.kept),
+                    recompute_macs(doc, self.node_macs, tags), self.forward_macs)
+
+    def stage_tags(self) -> dict[int, str] | None:
+        """The ``mirror_stage`` tags a plan adds (automatic stages), else None."""
+        return {i: "True" for i in self.stages} if self.stage_source == "auto" else None
 
 
 # ------------------------------------------------------------------ stages
@@ -216,34 +233,79 @@ def tags_for_kept(doc: GraphDocument, kept: Iterable[int]) -> dict[int, str]:
     return tags
 
 
-def tagged_dict(doc: GraphDocument, tags: Mapping[int, str],
-                stages: Mapping[int, str] | None = None) -> dict[str, Any]:
-    """The document as JSON data with exactly these ``__force_mirroring__`` tags (any
-    others removed) and, when given, these ``__mirror_stage__`` tags added."""
-    data = doc.to_dict()
+def retag(data: dict[str, Any], tags: Mapping[int, str],
+          stages: Mapping[int, str] | None = None) -> dict[str, Any]:
+    """Symbol JSON data (as a document writes it) with exactly these
+    ``__force_mirroring__`` tags on its operators (any others removed) and, when
+    given, these ``__mirror_stage__`` tags added; changed in place and returned."""
     for i, node in enumerate(data["nodes"]):
         attrs = node.get("attrs")
         if attrs is not None:
             attrs.pop(FORCE_MIRRORING, None)
             attrs.pop("force_mirroring", None)
+        if node.get("op") == "null":
+            continue
         value = tags.get(i)
-        if value is not None and not doc.nodes[i].is_variable:
+        if value is not None:
             node.setdefault("attrs", {})[FORCE_MIRRORING] = value
-        if stages and i in stages and not doc.nodes[i].is_variable:
+        if stages and i in stages:
             node.setdefault("attrs", {})[MIRROR_STAGE] = stages[i]
     return data
 
 
-def recompute_macs(doc: GraphDocument, gstats: stats.GraphStats,
+def tagged_dict(doc: GraphDocument, tags: Mapping[int, str],
+                stages: Mapping[int, str] | None = None) -> dict[str, Any]:
+    """The document as JSON data with exactly these ``__force_mirroring__`` tags (any
+    others removed) and, when given, these ``__mirror_stage__`` tags added."""
+    return retag(doc.to_dict(), tags, stages)
+
+
+def retagged_json(snap: GraphSnapshot, plan: Plan | None,
+                  result: PlanResult | None = None) -> str:
+    """A snapshot's graph with ``plan``'s tags (None: with no ``force_mirroring`` tag
+    at all), from its JSON alone: the document it came from was checked already."""
+    data = json.loads(snap.json)
+    if plan is None or result is None:
+        return json.dumps(retag(data, {}))
+    return json.dumps(retag(data, plan.tags, result.stage_tags()))
+
+
+def recompute_macs(doc: GraphDocument, node_macs: Mapping[int, int],
                    tags: Mapping[int, str]) -> int:
     """Forward MACs done again in backward: every op tagged True (Dropout never is)."""
     total = 0
     for i, value in tags.items():
         node = doc.nodes[i]
         if value == "True" and not node.is_variable \
-                and opinfo.canonical_op(node.op) != "Dropout" and i in gstats.per_node:
-            total += gstats.per_node[i].macs
+                and opinfo.canonical_op(node.op) != "Dropout":
+            total += node_macs.get(i, 0)
     return total
+
+
+def untagged_key(doc: GraphDocument) -> int:
+    """A fingerprint of the graph with every mirroring tag left out: a plan made for
+    one graph stays valid for another with the same key (only tags differ)."""
+    def build() -> int:
+        skip = {FORCE_MIRRORING, "force_mirroring", MIRROR_STAGE, "mirror_stage"}
+        parts = []
+        for node in doc.nodes:
+            attrs = tuple(sorted((k, v) for k, v in node.attrs.items() if k not in skip))
+            parts.append((node.op, node.name, tuple(node.inputs), attrs))
+        return hash((tuple(parts), tuple(doc.heads)))
+    key: int = doc.cached("untagged_key", build)
+    return key
+
+
+def applied_tags(doc: GraphDocument) -> dict[int, str]:
+    """The ``__force_mirroring__`` tags operator nodes carry now."""
+    return {i: n.attrs[FORCE_MIRRORING] for i, n in enumerate(doc.nodes)
+            if not n.is_variable and FORCE_MIRRORING in n.attrs}
+
+
+def is_applied(doc: GraphDocument, plan: Plan) -> bool:
+    """The document carries exactly this plan's tags on its operators."""
+    want = {i: v for i, v in plan.tags.items() if not doc.nodes[i].is_variable}
+    return applied_tags(doc) == want
 
 
 # ------------------------------------------------------------------ cost
@@ -346,10 +408,10 @@ class _Search:
         self.token.check()
         key = tuple(sorted(kept))
         if key in self.costs:
-            cost = self.costs[key]
+            known = self.costs[key]
             if kind == "original":   # the original's own probes are always shown
-                self.emit(Probe(kind, threshold, cost, cost is not None, "", key))
-            return cost
+                self.emit(Probe(kind, threshold, known, known is not None, "", key))
+            return known
         start = time.perf_counter()
         graph = tagged_dict(self.doc, tags if tags is not None else
                             tags_for_kept(self.doc, key),
@@ -557,6 +619,7 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
                                 "the graph, or use automatic stages (cut vertices)")
         raise UserError("the graph has no cut vertex to use as a stage")
     gstats = stats.compute(doc, result)
+    node_macs = {i: ns.macs for i, ns in gstats.per_node.items() if ns.macs}
     oracle = CostOracle(shapes, ctx, {k: dtype for k in shapes})
     search = _Search(doc, result.by_entry, stage_map, stages, oracle, gstats, progress,
                      token, on_probe)
@@ -584,33 +647,41 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
         kept = search.best_kept
         tags = tags_for_kept(doc, kept)  # what original_tags gives for a threshold, too
         best = Plan(tags, search.best_cost, search.best_threshold, kept,
-                    recompute_macs(doc, gstats, tags), gstats.macs)
+                    recompute_macs(doc, node_macs, tags), gstats.macs)
     progress(1, 1, "done")
     return PlanResult(baseline, best, tuple(search.probes), tuple(stage_map), stages,
-                      snap.revision, dict(shapes), time.perf_counter() - started)
+                      snap.revision, dict(shapes), time.perf_counter() - started,
+                      node_macs, gstats.macs)
 
 
-def planned_json(snap: GraphSnapshot, result: PlanResult, indent: int | None = 2) -> str:
-    """The snapshot's graph with the plan's tags (and automatic stages), ready to train."""
+def planned_dict(doc: GraphDocument, plan: Plan | None, result: PlanResult) -> dict[str, Any]:
+    """The document's graph with a plan's tags (and automatic stages), ready to train;
+    ``plan=None``: the graph without any ``force_mirroring`` tag."""
+    if plan is None:
+        return tagged_dict(doc, {})
+    return tagged_dict(doc, plan.tags, result.stage_tags())
+
+
+def planned_json(snap: GraphSnapshot, result: PlanResult, indent: int | None = 2,
+                 plan: Plan | None = None) -> str:
+    """The snapshot's graph with ``plan``'s tags (by default the best), ready to train."""
     doc = GraphDocument.from_snapshot(snap)
-    tags = result.best.tags if result.best is not None else {}
-    stages = {i: "True" for i in result.stages} if result.stage_source == "auto" else None
-    return json.dumps(tagged_dict(doc, tags, stages), indent=indent)
+    return json.dumps(planned_dict(doc, plan or result.best, result), indent=indent)
 
 
-def plan_edits(doc: GraphDocument, result: PlanResult) -> list[tuple[int, dict[str, str | None]]]:
-    """Per node, the attribute changes that put a plan into a document."""
-    tags = result.best.tags if result.best is not None else {}
+def plan_edits(doc: GraphDocument, plan: Plan, result: PlanResult
+               ) -> list[tuple[int, dict[str, str | None]]]:
+    """Per node, the attribute changes that put ``plan`` into a document."""
     changes = []
+    stages = result.stage_tags() or {}
     for i, node in enumerate(doc.nodes):
         if node.is_variable:
             continue
         want: dict[str, str | None] = {}
-        value = tags.get(i)
+        value = plan.tags.get(i)
         if node.attrs.get(FORCE_MIRRORING) != value:
             want[FORCE_MIRRORING] = value
-        if result.stage_source == "auto" and i in result.stages \
-                and node.attrs.get(MIRROR_STAGE) != "True":
+        if i in stages and node.attrs.get(MIRROR_STAGE) != "True":
             want[MIRROR_STAGE] = "True"
         if want:
             changes.append((i, want))

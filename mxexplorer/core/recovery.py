@@ -135,3 +135,21 @@ class RecoveryStore:
             os.unlink(orphan.file)
         except FileNotFoundError:
             pass
+
+
+class RecoveryFile:
+    """The recovery file of one open document (named once, on its first write)."""
+
+    def __init__(self, store: RecoveryStore) -> None:
+        self.store = store
+        self.key: str | None = None
+
+    def write(self, doc: GraphDocument) -> str:
+        if self.key is None:
+            self.key = self.store.new_key()
+        return self.store.write(self.key, doc)
+
+    def remove(self) -> None:
+        if self.key is not None:
+            self.store.remove(self.key)
+            self.key = None

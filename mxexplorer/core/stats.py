@@ -109,7 +109,7 @@ def node_macs(op: str, attrs: Mapping[str, str], in_shapes: list[Shape | None],
         groups = max(opinfo.int_attr(attrs, "num_group", 1), 1)
         if not known(data):
             return 0
-        cin = data[_channel_axis(attrs, len(data))]  # type: ignore[index]
+        cin = data[_channel_axis(attrs, len(data))]  # type: ignore[index,arg-type]
         taps = 1
         for k in kernel:
             taps *= k or 1
@@ -120,7 +120,7 @@ def node_macs(op: str, attrs: Mapping[str, str], in_shapes: list[Shape | None],
         groups = max(opinfo.int_attr(attrs, "num_group", 1), 1)
         if not known(data):
             return 0
-        cout = out[_channel_axis(attrs, len(out))]  # type: ignore[index]
+        cout = out[_channel_axis(attrs, len(out))]  # type: ignore[index,arg-type]
         taps = 1
         for k in kernel:
             taps *= k or 1

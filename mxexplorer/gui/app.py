@@ -137,7 +137,7 @@ def open_requested(settings: object, files: list, shapes: dict) -> None:
         window.restore_layout()
         window.show()
     if not files:
-        fresh = window._new_window() if window.document is not None else window
+        fresh = window.new_window() if window.document is not None else window
         fresh.bring_forward()
     for path in files:
         window.open_anywhere(path, shapes or None).bring_forward()

@@ -1,6 +1,8 @@
 """DocumentBridge: the one place where core document callbacks become Qt signals."""
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QObject, Signal
 
 from mxexplorer.core.document import Change, GraphDocument
@@ -24,6 +26,16 @@ class DocumentBridge(QObject):
 
     def detach(self) -> None:
         self.document.unsubscribe(self._on_document_changed)
+
+
+def disconnect_quietly(*pairs: tuple[Any, Any]) -> None:
+    """Disconnect each (signal, slot) pair; one already gone (its object deleted, or
+    never connected) is fine: a closing panel calls this."""
+    for signal, slot in pairs:
+        try:
+            signal.disconnect(slot)
+        except (RuntimeError, TypeError):
+            pass
 
 
 class Selection(QObject):

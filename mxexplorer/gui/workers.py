@@ -32,8 +32,11 @@ class FunctionWorker(QObject):
     failed = Signal(str)
     cancelled = Signal()
 
-    def __init__(self, fn: Callable[[Callable[[int, int, str], None], CancelToken], Any]):
+    def __init__(self, fn: Callable[..., Any], partial: bool = False):
         super().__init__()
+        #: ``fn(progress, token, partial)``: the function reports intermediate results
+        #: through ``partial`` (this worker's signal, known before the thread starts)
+        self._wants_partial = partial
         self._fn: Callable[[Callable[[int, int, str], None], CancelToken], Any] | None = fn
         self.token = CancelToken()
 
@@ -44,7 +47,10 @@ class FunctionWorker(QObject):
     def run(self) -> None:
         try:
             assert self._fn is not None, "a worker runs once"
-            result = self._fn(Throttled(self.progress.emit), self.token)
+            args: tuple[Any, ...] = (Throttled(self.progress.emit), self.token)
+            if self._wants_partial:
+                args += (self.partial.emit,)
+            result = self._fn(*args)
         except Cancelled:
             self.cancelled.emit()
         except UserError as exc:
@@ -140,3 +146,95 @@ def wait_all(timeout_ms: int = 10000, cancel: bool = False) -> list[FunctionWork
         if not thread.wait(remaining):
             left.append(worker)
     return left
+
+
+class JobSlot(QObject):
+    """One kind of job for one owner: a new job supersedes (cancels) the one before,
+    and only the current job's signals come through.
+
+    Owners (the session, a panel) keep one slot per kind of work; views connect to
+    the slot's signals, which carry what :class:`FunctionWorker` reports, plus
+    ``ended`` after any outcome.
+
+    Signals
+    -------
+    started(): a job began
+    progress(int, int, str): done, total, message
+    partial(object): an intermediate result (a planner probe)
+    finished(object): the job's result
+    failed(str): one line for a UserError, else a traceback
+    cancelled(): the job was cancelled (``cancel``)
+    ended(): after finished, failed or cancelled
+    """
+
+    started = Signal()
+    progress = Signal(int, int, str)
+    partial = Signal(object)
+    finished = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+    ended = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._worker: FunctionWorker | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._worker is not None
+
+    @property
+    def worker(self) -> FunctionWorker | None:
+        return self._worker
+
+    def start(self, fn: Callable[..., Any], partial: bool = False) -> FunctionWorker:
+        """Run ``fn(progress, token)`` on a thread, superseding the current job
+        (``partial``: ``fn(progress, token, partial)``, which reports through ``partial``)."""
+        self.cancel(quiet=True)
+        worker = FunctionWorker(fn, partial)
+        worker.progress.connect(self._on_progress)
+        worker.partial.connect(self._on_partial)
+        worker.finished.connect(self._on_finished)
+        worker.failed.connect(self._on_failed)
+        self._worker = worker
+        start(self, worker)
+        self.started.emit()
+        return worker
+
+    def cancel(self, quiet: bool = False) -> None:
+        """Stop the current job (its late signals are dropped); ``cancelled`` and
+        ``ended`` follow at once unless ``quiet``."""
+        worker, self._worker = self._worker, None
+        if worker is None:
+            return
+        worker.request_cancel()
+        if not quiet:
+            self.cancelled.emit()
+            self.ended.emit()
+
+    def _current(self) -> bool:
+        return self._worker is not None and self.sender() is self._worker
+
+    @Slot(int, int, str)
+    def _on_progress(self, done: int, total: int, message: str) -> None:
+        if self._current():
+            self.progress.emit(done, total, message)
+
+    @Slot(object)
+    def _on_partial(self, value: object) -> None:
+        if self._current():
+            self.partial.emit(value)
+
+    @Slot(object)
+    def _on_finished(self, result: object) -> None:
+        if self._current():
+            self._worker = None
+            self.finished.emit(result)
+            self.ended.emit()
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        if self._current():
+            self._worker = None
+            self.failed.emit(message)
+            self.ended.emit()

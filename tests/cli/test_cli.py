@@ -163,14 +163,23 @@ def test_plan_errors_are_one_line(tmp_path) -> None:
 def test_bench_json(tmp_path) -> None:
     path = str(EXAMPLES / "mlp-symbol.json")
     planned = tmp_path / "p-symbol.json"
-    assert run("plan", path, "--shape", "data=8,784", "--stages", "auto", "-o",
-               str(planned)).returncode == 0
+    assert run("plan", path, "--shape", "data=8,784", "--stages", "auto", "--threshold", "0",
+               "-o", str(planned)).returncode == 0
     proc = run("bench", path, "--shape", "data=8,784", "--planned", str(planned),
                "--repeats", "2", "--warmup", "1", "--json")
     assert proc.returncode == 0, proc.stderr
-    results = json.loads(proc.stdout)["results"]
+    out = json.loads(proc.stdout)
+    results = out["results"]
     assert [r["label"] for r in results] == ["original", "planned"]
     assert all(r["train"]["median_ms"] > 0 and r["train_samples_per_s"] > 0 for r in results)
+    assert out["verdict"]
+    # a planned file alone: "original" is that file without its tags
+    proc = run("bench", str(planned), "--shape", "data=8,784", "--repeats", "1",
+               "--warmup", "0", "--json")
+    assert [r["label"] for r in json.loads(proc.stdout)["results"]] == ["original", "planned"]
+    # the same graph twice is refused in one line
+    proc = run("bench", path, "--shape", "data=8,784", "--planned", path)
+    assert proc.returncode == 2 and "nothing to compare" in _one_error_line(proc)
     proc = run("bench", path, "--shape", "data=8,784", "--repeats", "1", "--warmup", "0")
     assert proc.returncode == 0 and proc.stdout.startswith("original: ") \
         and "ms/iter" in proc.stdout, proc.stderr

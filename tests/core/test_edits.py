@@ -166,3 +166,53 @@ def test_checkpoint_classification_follows_renames(tmp_path) -> None:
     edits.RenameNodeEdit(offset_id, "bias_offset").apply(doc)
     assert [doc.nodes[i].name for i in doc.data_inputs()] == ["data"]
     assert doc.param_shapes() == {"bias_offset": (1, 3)}
+
+
+@pytest.mark.parametrize("var, old, new, slot, want", [
+    ("conv1_weight", "conv1", "stem", "weight", "stem_weight"),
+    ("resnetv10_conv0_weight", "resnetv10_conv0_fwd", "stem_conv0_fwd", "weight",
+     "stem_conv0_weight"),
+    ("resnetv10_conv0_weight", "resnetv10_conv0_fwd", "first", "weight", "first_weight"),
+    ("resnetv10_batchnorm0_running_mean", "resnetv10_batchnorm0_fwd", "bn_fwd",
+     "moving_mean", "bn_running_mean"),
+    ("w0", "fc", "dense", "weight", "dense_weight"),
+    ("fc1weight", "fc1", "fc2", "weight", "fc2weight"),
+])
+def test_renamed_variable_keeps_the_variables_own_ending(var, old, new, slot, want) -> None:
+    assert edits.renamed_variable(var, old, new, slot) == want
+
+
+def test_rename_finds_parameters_by_input_slot_not_by_name() -> None:
+    """Gluon names a layer ``..._fwd`` and its weight ``..._weight``; a hand-made
+    graph may name its weight anything: both follow the layer's new name."""
+    data = mx.sym.var("data")
+    w = mx.sym.var("w0")
+    conv = mx.sym.Convolution(data, weight=w, kernel=(3, 3), num_filter=4, no_bias=True,
+                              name="net_conv0_fwd")
+    bn = mx.sym.BatchNorm(conv, name="net_bn0_fwd")
+    doc = GraphDocument.from_json(bn.tojson())
+    edit = edits.RenameNodeEdit(doc.find("net_conv0_fwd")[0], "stem_conv0_fwd")
+    edit.apply(doc)
+    # a weight named unlike its layer takes the name MXNet would give it
+    assert "stem_conv0_fwd_weight" in doc.internal_names() and "w0" not in doc.internal_names()
+    # MXNet named the BatchNorm's variables after the whole node name
+    edits.RenameNodeEdit(doc.find("net_bn0_fwd")[0], "stem_bn0_fwd").apply(doc)
+    names = set(doc.internal_names())
+    assert {"stem_bn0_fwd_gamma", "stem_bn0_fwd_beta", "stem_bn0_fwd_moving_mean",
+            "stem_bn0_fwd_moving_var"} <= names
+    sym = mx.sym.load_json(doc.to_json())
+    assert sym.list_auxiliary_states() == ["stem_bn0_fwd_moving_mean",
+                                           "stem_bn0_fwd_moving_var"]
+
+
+def test_a_shared_weight_stays_and_the_rename_says_so() -> None:
+    data = mx.sym.var("data")
+    w = mx.sym.var("shared_weight")
+    a = mx.sym.FullyConnected(data, weight=w, num_hidden=4, no_bias=True, name="a")
+    b = mx.sym.FullyConnected(a, weight=w, num_hidden=4, no_bias=True, name="b")
+    doc = GraphDocument.from_json(b.tojson())
+    edit = edits.RenameNodeEdit(doc.find("a")[0], "first")
+    assert "shared_weight (shared with b)" in edit.shared_note(doc)
+    edit.apply(doc)
+    assert "shared_weight" in doc.internal_names()
+    assert edits.RenameNodeEdit(doc.find("b")[0], "x", with_params=False).shared_note(doc) == ""

@@ -24,7 +24,7 @@ def _segfaulting_json() -> str:
 
     net = mx.sym.relu(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4))
     graph = json.loads(net.tojson())
-    graph["nodes"][-1]["inputs"][0][1] = 100000   # far out: a sure segfault (3 is UB)
+    graph["nodes"][-1]["inputs"][0][1] = 2_000_000_000   # far out: a sure segfault
     return json.dumps(graph)
 
 

@@ -172,7 +172,7 @@ def test_benchmark_times_original_and_planned(tmp_path) -> None:
     doc = GraphDocument.open(str(MLP))
     snap = doc.snapshot()
     shapes = {"data": (16, 784), "softmax_label": (16,)}
-    result = memplan.plan(snap, {"data": (16, 784)}, stages="auto", time_limit=0.5)
+    result = memplan.plan(snap, {"data": (16, 784)}, stages="auto", threshold_mb=0)
     planned = memplan.planned_json(snap, result)
     seen = []
     out = benchmark.compare(doc.to_json(), planned, shapes, warmup=1, repeats=3,
@@ -187,3 +187,44 @@ def test_benchmark_times_original_and_planned(tmp_path) -> None:
     threading.Timer(0.0, token.cancel).start()
     with pytest.raises(Cancelled):
         benchmark.run(doc.to_json(), shapes, token=token, warmup=50, repeats=50)
+
+
+def test_any_point_of_a_search_is_a_plan_that_applies_and_exports_exactly() -> None:
+    doc = GraphDocument.open(str(R18))
+    result = memplan.plan(doc.snapshot(), R18_SHAPES, stages="auto", mode="original")
+    points = [p for p in result.probes if p.ok and p.kind != "baseline"]
+    point = max(points, key=lambda p: p.cost_mb)          # not the best one
+    plan = result.plan_for(doc, point)
+    assert plan.kept == point.kept and plan.cost_mb == point.cost_mb
+    assert 0 < plan.recompute_macs <= plan.forward_macs == result.forward_macs
+    with pytest.raises(UserError):
+        result.plan_for(doc, next(p for p in result.probes if p.kind == "baseline"))
+    key = memplan.untagged_key(doc)
+    assert not memplan.is_applied(doc, plan)
+    edits.NodesAttrsEdit(memplan.plan_edits(doc, plan, result)).apply(doc)
+    assert memplan.is_applied(doc, plan) and not memplan.is_applied(doc, result.best)
+    assert memplan.untagged_key(doc) == key               # tags only: still the same graph
+    sym = mx.sym.load_json(json.dumps(memplan.planned_dict(doc, plan, result)))
+    exe = sym.simple_bind(mx.cpu(), grad_req="write", **R18_SHAPES)
+    assert memplan.parse_total_mb(exe.debug_str()) == point.cost_mb
+    untagged = memplan.planned_dict(doc, None, result)
+    assert not any("__force_mirroring__" in n.get("attrs", {}) for n in untagged["nodes"])
+    conv = next(i for i, n in enumerate(doc.nodes) if n.op == "Convolution")
+    edits.SetAttrEdit((conv,), "num_filter", "32").apply(doc)
+    assert memplan.untagged_key(doc) != key
+
+
+def test_benchmark_refuses_a_graph_against_itself_and_names_noise() -> None:
+    text = GraphDocument.open(str(MLP)).to_json()
+    with pytest.raises(UserError, match="nothing to compare"):
+        benchmark.compare(text, json.dumps(json.loads(text)), {"data": (4, 784)})
+
+    def result(label, lo, mid, hi):
+        t = benchmark.Timing(mid, lo, hi, 5)
+        return benchmark.BenchResult(label, "cpu", 4, t, t, None, None)
+
+    same = benchmark.verdict([result("original", 10, 11, 13), result("planned", 9, 10, 12)])
+    assert same.startswith("No measurable difference")
+    slower = benchmark.verdict([result("original", 10, 11, 12), result("planned", 14, 15, 16)])
+    assert slower.startswith("Planned is 36% slower")
+    assert benchmark.verdict([result("original", 10, 11, 12)]) == ""

@@ -43,15 +43,14 @@ def make_window(qtbot, settings, tmp_path):
         return window
 
     yield make
-    for window in windows:
-        for thread, _ in list(window._jobs):
-            assert thread.wait(10000), "a worker thread is still running"
     wait_for_workers()
 
 
 def _drop_edits(window: MainWindow) -> None:
     try:
-        window.undo_stack.setClean()
+        if window.session is not None:
+            window.session.undo_stack.setClean()
+            window.session.base_modified = False
     except RuntimeError:
         pass                             # the test closed (and so deleted) it already
 

@@ -6,7 +6,7 @@ import sys
 
 import mxnet as mx
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRegularExpression, Qt
 from PySide6.QtGui import QImage
 
 from mxexplorer.core import edits
@@ -43,24 +43,31 @@ def test_tree_shows_every_internal_grouped_and_flat(make_window, path) -> None:
     assert path.name in window.windowTitle()
 
 
-def test_filter_by_substring_and_regex(make_window) -> None:
+def _filter(tree, qtbot, text: str) -> None:
+    """Type a filter and wait for it (it runs once typing pauses)."""
+    tree.filter_edit.setText(text)
+    qtbot.waitUntil(lambda: tree.proxy.filterRegularExpression().pattern() in (
+        text, QRegularExpression.escape(text), "(?!)"), timeout=2000)
+
+
+def test_filter_by_substring_and_regex(make_window, qtbot) -> None:
     window = make_window(EXAMPLES / "resnet18_v1-symbol.json")
     tree = window.tree
     tree.grouped_box.setChecked(False)
-    tree.filter_edit.setText("stage4_conv")
+    _filter(tree, qtbot, "stage4_conv")
     shown = [i.data() for i in _rows(tree.proxy)]
     assert shown and all("stage4_conv" in n for n in shown)
-    tree.filter_edit.setText("Pooling")  # ops match too
+    _filter(tree, qtbot, "Pooling")  # ops match too
     assert [i.data() for i in _rows(tree.proxy)] == ["resnetv10_pool0_fwd_output",
                                                      "resnetv10_pool1_fwd_output"]
     tree.regex_box.setChecked(True)
     pattern = r"^resnetv10_stage[12]_conv\d_weight$"
-    tree.filter_edit.setText(pattern)
+    _filter(tree, qtbot, pattern)
     import re
 
     expected = [n for n in window.document.internal_names() if re.search(pattern, n)]
     assert [i.data() for i in _rows(tree.proxy)] == expected and len(expected) == 9
-    tree.filter_edit.setText("stage[")
+    _filter(tree, qtbot, "stage[")
     assert "invalid regular expression" in tree.filter_edit.toolTip()
     assert list(_rows(tree.proxy)) == []
 
@@ -96,8 +103,7 @@ def test_attribute_edit_valid_invalid_and_undo(make_window, qtbot) -> None:
     fc2 = doc.find("fc2")[0]
     window.selection.set([fc2])
     window.shape_form.rows["data"].setText("4,784")
-    with qtbot.waitSignal(window.shape_form.infer_requested):
-        window.shape_form.infer_button.click()
+    window.shape_form.infer_button.click()
     qtbot.waitUntil(lambda: window.shape_result is not None, timeout=20000)
     _edit_value(window, "num_hidden", "sixteen")
     assert doc.nodes[fc2].attrs["num_hidden"] == "32"
@@ -183,11 +189,13 @@ def test_inconsistent_shape_selects_the_culprit(make_window, qtbot) -> None:
     assert "fc1 (FullyConnected)" in text and "(64, 784)" in text
 
 
-def test_batch_field_updates_every_input(make_window) -> None:
+def test_batch_field_updates_every_input(make_window, qtbot) -> None:
     window = make_window(EXAMPLES / "resnet18_v1-symbol.json")
     window.shape_form.rows["data"].setText("1,3,224,224")
     window.shape_form.batch.setValue(32)
-    assert window.shape_form.rows["data"].text() == "32,3,224,224"
+    qtbot.waitUntil(lambda: window.shape_form.rows["data"].text() == "32,3,224,224",
+                    timeout=2000)
+    assert window.session.input_shapes() == {"data": (32, 3, 224, 224)}
 
 
 def test_screenshot_option_writes_a_png(tmp_path) -> None:
@@ -229,7 +237,7 @@ def test_cut_here_and_open_another_file(make_window, tmp_path) -> None:
     doc = window.document
     entry = doc.internals()[doc.internal_names().index("resnetv10_pool1_fwd_output")]
     out = tmp_path / "features-symbol.json"
-    assert window.export_cut(entry.node, entry.index, str(out)) == str(out)
+    assert window.tree.export_cut(entry.node, entry.index, str(out)) == str(out)
     assert mx.sym.load(str(out)).list_outputs() == ["resnetv10_pool1_fwd_output"]
     assert window.open_path(str(out))
     assert window.document.internal_names()[-1] == "resnetv10_pool1_fwd_output"
@@ -243,15 +251,16 @@ def test_dock_layout_is_remembered(qtbot, settings) -> None:
     first = MainWindow(settings)
     qtbot.addWidget(first)
     first.show()
-    qtbot.waitUntil(lambda: first.mxnet_ready and not first._jobs, timeout=30000)
+    qtbot.waitUntil(lambda: first.mxnet_ready and not first.opening, timeout=30000)
     first.memory_dock.hide()
+    first.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)   # pytest-qt closes it
     first.close()
     assert settings.window_state() is not None
     second = MainWindow(settings)
     qtbot.addWidget(second)
     second.restore_layout()
     second.show()
-    qtbot.waitUntil(lambda: second.mxnet_ready and not second._jobs, timeout=30000)
+    qtbot.waitUntil(lambda: second.mxnet_ready and not second.opening, timeout=30000)
     assert second.memory_dock.isHidden() and not second.tree_dock.isHidden()
 
 

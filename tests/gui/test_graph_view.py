@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 
 from mxexplorer.core import drawing, edits
-from mxexplorer.gui.panels.graph_view import GraphPane
+from mxexplorer.gui.panels.graph_pane import GraphPane
 from tests.conftest import EXAMPLES
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
@@ -148,11 +148,11 @@ def test_search_jumps_to_matches(drawn, qtbot) -> None:
     pane.search.setText("stage3_conv")
     shown = {n.id for n in pane.graph.nodes}
     matches = [i for i in doc.order() if "stage3_conv" in doc.nodes[i].name and i in shown]
-    assert pane.match_label.text() == f"{len(matches)} found"
+    assert pane.toolbar.match_label.text() == f"{len(matches)} found"
     QTest.keyClick(pane.search, Qt.Key.Key_Return)
     QTest.keyClick(pane.search, Qt.Key.Key_Return)
     assert window.selection.nodes == [matches[1]]
-    assert pane.match_label.text() == f"2 of {len(matches)}"
+    assert pane.toolbar.match_label.text() == f"2 of {len(matches)}"
 
 
 def test_zoom_keys_wheel_and_fit(drawn, qtbot) -> None:
@@ -171,7 +171,7 @@ def test_zoom_keys_wheel_and_fit(drawn, qtbot) -> None:
     assert not pane.build.text_layer.isVisible()
     view.set_zoom(1.0)
     assert pane.build.text_layer.isVisible()
-    assert pane.zoom_label.text() == "100%"
+    assert pane.toolbar.zoom_label.text() == "100%"
 
 
 @pytest.mark.parametrize("ext, magic", [("svg", b"<?xml"), ("png", b"\x89PNG"),
@@ -194,9 +194,9 @@ def test_a_layout_can_be_cancelled_and_a_newer_one_wins(drawn, qtbot) -> None:
     window, pane = drawn()
     layout = pane.layout
     pane.relayout()
-    assert pane.busy_now and pane.busy.isVisibleTo(pane)
+    assert pane.busy_now and pane.toolbar.busy.isVisibleTo(pane)
     pane.cancel_button.click()
-    assert not pane.busy_now and not pane.busy.isVisibleTo(pane)
+    assert not pane.busy_now and not pane.toolbar.busy.isVisibleTo(pane)
     with qtbot.assertNotEmitted(pane.drawn, wait=800):
         pass
     assert pane.layout.nodes == layout.nodes     # the old picture stays

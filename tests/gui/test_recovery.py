@@ -59,7 +59,7 @@ def test_edits_of_a_killed_run_are_offered_back(qtbot, settings, mlp_copy, dialo
     assert doc.param_renames["fc1_weight"] == "dense1_weight"
     assert window.is_modified() and window.isWindowModified()
     # restored edits are this process's now: a second look offers nothing
-    assert window.recovery.orphans() == []
+    assert window.session.recovery.store.orphans() == []
     assert len(os.listdir(settings.recovery_dir())) == 1
     # Save As writes them, the checkpoint's keys following the rename; the file goes
     target = tmp_path / "saved" / "mlp-symbol.json"
@@ -69,7 +69,6 @@ def test_edits_of_a_killed_run_are_offered_back(qtbot, settings, mlp_copy, dialo
     import mxnet as mx
     loaded = mx.nd.load(str(target.parent / "mlp-0000.params"))
     assert "arg:dense1_weight" in loaded and "arg:fc1_weight" not in loaded
-    window.close()
 
 
 def _left_by_a_dead_process(file: str) -> None:
@@ -130,7 +129,7 @@ def test_a_failed_save_says_so_and_keeps_the_edits(make_window, mlp_copy, qtbot,
 
     window = make_window(mlp_copy)
     window.push_edit(edits.SetAttrEdit((3,), "lr_mult", "0.5"))
-    window.write_recovery()
+    window.session.write_recovery()
     folder = window.settings.recovery_dir()
     assert len(os.listdir(folder)) == 1
     original = mlp_copy.read_bytes()

@@ -25,7 +25,8 @@ def _close_others(keep, qtbot) -> None:
             pane = window.graph_pane
             if pane is not None:
                 qtbot.waitUntil(lambda p=pane: not p.busy_now, timeout=30000)
-            window.undo_stack.setClean()
+            if window.session is not None:
+                window.session.undo_stack.setClean()
             window.close()
     qtbot.wait(50)
 

@@ -82,3 +82,42 @@ def test_garbage_is_collected_on_the_gui_thread_only(qapp) -> None:
     finally:
         gc.callbacks.remove(note)
     assert seen and set(seen) == {threading.main_thread().name}
+
+
+def test_a_job_slot_passes_only_the_newest_job_and_partials_from_the_first_moment(
+        qtbot) -> None:
+    """A job reporting at once gets its ``partial`` before the thread starts (the
+    planner's first probe once raced the assignment of its callback: KeyError)."""
+    import threading
+
+    slot = workers.JobSlot()
+    partials, results, ended = _Sink(), _Sink(), _Sink()
+    slot.partial.connect(partials.take)
+    slot.finished.connect(results.take)
+    slot.ended.connect(lambda: ended.results.append("ended"))
+    gate = threading.Event()
+
+    def slow(progress, token, partial) -> str:
+        partial("slow")
+        gate.wait(10)
+        return "slow"
+
+    def fast(progress, token, partial) -> str:
+        partial("fast")
+        return "fast"
+
+    slot.start(slow, partial=True)
+    slot.start(fast, partial=True)          # supersedes the slow one
+    gate.set()
+    qtbot.waitUntil(lambda: results.results == ["fast"], timeout=10000)
+    qtbot.wait(100)
+    assert results.results == ["fast"] and "fast" in partials.results
+    assert ended.results == ["ended"] and not slot.busy
+    slot.start(slow, partial=True)
+    slot.cancel()                           # cancelled and ended at once
+    assert not slot.busy and ended.results == ["ended", "ended"]
+    gate.set()
+    from tests.gui.conftest import wait_for_workers
+
+    wait_for_workers()
+    assert results.results == ["fast"]       # the cancelled job's result never came

@@ -1,14 +1,14 @@
 """AttributePanel: read and edit the selected node(s).
 
-Shows op, inputs, outputs and every attribute (hidden ``__key__`` ones included);
-values are editable, keys can be added and removed, the node renamed (with its own
+Shows op, inputs, outputs (with their shapes, memory, parameters and MACs from the
+session's analysis) and every attribute (hidden ``__key__`` ones included); values
+are editable, keys can be added and removed, the node renamed (with its own
 parameters), and mirror stages toggled.  Operator parameters are checked by MXNet
-before an edit is proposed; the panel never changes the document itself, it emits
-``edit_requested`` with a core edit.
+before an edit is proposed; every change goes through the session as a core edit.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -25,23 +25,24 @@ from PySide6.QtWidgets import (
 
 from mxexplorer.core import edits
 from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.edits import Edit
 from mxexplorer.core.errors import MXNetMissingError, UserError
-from mxexplorer.gui.bridge import DocumentBridge, Selection
+from mxexplorer.core.shapes import format_shape
+from mxexplorer.core.stats import human_bytes, human_count
+from mxexplorer.gui.bridge import disconnect_quietly
+from mxexplorer.gui.host import DialogHost
+from mxexplorer.gui.session import DocumentSession
+from mxexplorer.gui.settings import Settings
 
 
 class AttributePanel(QWidget):
-    """Signals
-    -------
-    edit_requested(object): a core edit to push on the undo stack
-    """
-
-    edit_requested = Signal(object)
-
-    def __init__(self, bridge: DocumentBridge, selection: Selection, parent: QWidget | None = None):
+    def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.bridge = bridge
-        self.document: GraphDocument = bridge.document
-        self.selection = selection
+        self.session = session
+        self.host = host
+        self.document: GraphDocument = session.document
+        self.selection = session.selection
         self.node: int | None = None
         self._filling = False
 
@@ -59,6 +60,12 @@ class AttributePanel(QWidget):
         self.outputs_label = QLabel()
         self.outputs_label.setWordWrap(True)
         self.outputs_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.figures_label = QLabel()
+        self.figures_label.setWordWrap(True)
+        self.figures_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.note_label = QLabel()
+        self.note_label.setWordWrap(True)
+        self.note_label.setStyleSheet("color: #555;")
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["attribute", "value"])
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
@@ -79,6 +86,7 @@ class AttributePanel(QWidget):
         form.addRow("", self.with_params)
         form.addRow("inputs", self.inputs_label)
         form.addRow("outputs", self.outputs_label)
+        form.addRow("", self.figures_label)
         add_row = QHBoxLayout()
         add_row.addWidget(self.new_key)
         add_row.addWidget(self.new_value)
@@ -90,6 +98,7 @@ class AttributePanel(QWidget):
         layout.addWidget(self.mirror_box)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.error_label)
+        layout.addWidget(self.note_label)
         layout.addLayout(add_row)
         layout.addWidget(self.remove_button)
 
@@ -101,7 +110,8 @@ class AttributePanel(QWidget):
         self.new_value.returnPressed.connect(self._on_add_clicked)
         self.remove_button.clicked.connect(self._on_remove_clicked)
         self.selection.changed.connect(self._on_selection_changed)
-        self.bridge.changed.connect(self._on_document_changed)
+        session.document_changed.connect(self._on_document_changed)
+        session.analysis_changed.connect(self._on_analysis_changed)
         self.fill()
 
     # ------------------------------------------------------------------ view
@@ -124,18 +134,13 @@ class AttributePanel(QWidget):
         self.mirror_box.setEnabled(bool(ops))
         self.mirror_box.setChecked(bool(ops) and all(
             edits.is_mirror_stage(doc.nodes[n].attrs) for n in ops))
-        if not nodes:
-            self.title.setText("Select a node in the tree")
+        if not nodes or len(nodes) > 1:
+            self.title.setText(f"{len(nodes)} nodes selected ({len(ops)} operators)"
+                               if nodes else "Select a node in the tree")
             self.name_edit.clear()
             self.inputs_label.clear()
             self.outputs_label.clear()
-            self.table.setRowCount(0)
-            return
-        if len(nodes) > 1:
-            self.title.setText(f"{len(nodes)} nodes selected ({len(ops)} operators)")
-            self.name_edit.clear()
-            self.inputs_label.clear()
-            self.outputs_label.clear()
+            self.figures_label.clear()
             self.table.setRowCount(0)
             return
         i = nodes[0]
@@ -148,13 +153,43 @@ class AttributePanel(QWidget):
         self.inputs_label.setText("<br>".join(
             f"{slot}: {doc.nodes[s].name}" + (f"[{k}]" if doc.output_count(s) > 1 else "")
             for slot, (s, k, _) in zip(slots, node.inputs)) or "-")
-        self.outputs_label.setText(", ".join(doc.output_names(i)))
+        self._show_outputs(i)
         self.table.setRowCount(len(node.attrs))
         for row, (key, value) in enumerate(sorted(node.attrs.items())):
             key_item = QTableWidgetItem(key)
             key_item.setData(Qt.ItemDataRole.UserRole, key)
             self.table.setItem(row, 0, key_item)
             self.table.setItem(row, 1, QTableWidgetItem(value))
+
+    def _show_outputs(self, i: int) -> None:
+        """Output names with their shapes; memory, parameters and MACs below (grey
+        and said so when the analysis is for an older graph)."""
+        doc = self.document
+        analysis = self.session.analysis
+        stale = self.session.analysis_stale()
+        shapes = analysis.shapes if analysis is not None else None
+        names = doc.output_names(i)
+        parts = []
+        for k, name in enumerate(names):
+            shape = shapes.by_entry.get((i, k)) if shapes is not None else None
+            parts.append(f"{name}: {format_shape(shape)}" if shape else name)
+        self.outputs_label.setText("<br>".join(parts))
+        if analysis is None:
+            self.figures_label.clear()
+            return
+        st = analysis.stats
+        nbytes = sum(st.per_entry_bytes.get((i, k), 0) for k in range(len(names)))
+        ns = st.per_node.get(i)
+        figures = [f"memory {human_bytes(nbytes)}" if nbytes else ""]
+        if ns is not None and ns.params:
+            figures.append(f"params {human_count(ns.params)}")
+        if ns is not None and ns.macs:
+            figures.append(f"MACs {human_count(ns.macs)}")
+        text = ", ".join(f for f in figures if f)
+        if stale:
+            text = f"{text} (for {stale})" if text else f"(shapes are for {stale})"
+        self.figures_label.setStyleSheet("color: #999;" if stale else "")
+        self.figures_label.setText(text)
 
     def show_error(self, message: str) -> None:
         self.error_label.setText(message)
@@ -186,9 +221,15 @@ class AttributePanel(QWidget):
             return
         if len(values) == 1:
             (key, value), = values.items()
-            self.edit_requested.emit(edits.SetAttrEdit((self.node,), key, value))
+            self._push(edits.SetAttrEdit((self.node,), key, value))
         else:
-            self.edit_requested.emit(edits.SetAttrsEdit(self.node, values, label))
+            self._push(edits.SetAttrsEdit(self.node, values, label))
+
+    def _push(self, edit: Edit) -> bool:
+        refused = self.session.push_edit(edit)
+        if refused:
+            self.show_error(refused)
+        return refused is None
 
     def _on_item_changed(self, item: QTableWidgetItem) -> None:
         if self._filling or self.node is None:
@@ -237,28 +278,39 @@ class AttributePanel(QWidget):
             return
         edit = edits.RenameNodeEdit(self.node, new, self.with_params.isChecked())
         try:
-            edit.plan(self.document)
+            renames = edit.plan(self.document)
         except UserError as exc:
             self.show_error(str(exc))
             return
         self.show_error("")
-        self.edit_requested.emit(edit)
+        note = edit.shared_note(self.document)
+        if self._push(edit):
+            moved = ", ".join(f"{old} \u2192 {new}" for _, old, new in renames[1:])
+            self.note_label.setText(" ".join(t for t in (
+                f"Renamed with its parameters: {moved}." if moved else "", note) if t))
 
     def _on_mirror_clicked(self, checked: bool) -> None:
-        try:
-            edit = edits.mirror_stage_edit(self.document, tuple(self.selection.nodes), checked)
-        except UserError as exc:
-            self.show_error(str(exc))
-            return
-        self.edit_requested.emit(edit)
+        refused = self.session.mark_mirror(list(self.selection.nodes), checked)
+        if refused:
+            self.show_error(refused)
 
+    @Slot(list)
     def _on_selection_changed(self, nodes: list) -> None:
         self.show_error("")
+        self.note_label.clear()
         self.fill()
 
+    @Slot(object)
     def _on_document_changed(self, change: object) -> None:
         self.fill()
 
+    @Slot()
+    def _on_analysis_changed(self) -> None:
+        if self.node is not None:
+            self._show_outputs(self.node)
+
     def closeEvent(self, event: object) -> None:  # noqa: N802
-        self.bridge.changed.disconnect(self._on_document_changed)
+        disconnect_quietly((self.session.document_changed, self._on_document_changed),
+                             (self.session.analysis_changed, self._on_analysis_changed),
+                             (self.selection.changed, self._on_selection_changed))
         super().closeEvent(event)  # type: ignore[arg-type]

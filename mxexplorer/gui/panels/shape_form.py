@@ -1,13 +1,13 @@
-"""ShapeFormPanel: shapes for the data inputs in, a request to infer out.
+"""ShapeFormPanel: the session's input shapes, edited; inference state and errors shown.
 
-One row per data input, prefilled from the last shapes used for the file, the
-file's own hints or a guess from the first layer's weights; a batch-size field sets
-the first dimension of every row; a dtype.  Errors from inference are shown here in
-plain words.
+One row per data input (in a scroll area, with a filter when there are many), the
+session's shapes in them; a batch field sets the first dimension of every row; a
+dtype.  Rows follow renames (the session keeps shapes per input node).  Changing a
+shape, the batch or the dtype infers again when "infer again" is on.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -16,53 +16,59 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.document import Change
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.shapes import Shape, parse_shape
+from mxexplorer.gui.host import DialogHost
+from mxexplorer.gui.session import DocumentSession
+from mxexplorer.gui.settings import Settings
 
 DTYPES = ["float32", "float16", "float64", "uint8", "int32"]
+FILTER_FROM = 12          # inputs from which the form offers a filter
+ERROR_STYLE = "color: #b00000;"
+GOOD_STYLE = "color: #205020;"
+STALE_STYLE = "color: #8a6d00;"
+
+
+def _text(shape: Shape | None) -> str:
+    return ",".join(str(d) for d in shape) if shape else ""
 
 
 class ShapeFormPanel(QWidget):
-    """Signals
-    -------
-    infer_requested(dict, str): input shapes by name, and the dtype
-    """
-
-    infer_requested = Signal(dict, str)
-
-    def __init__(self, document: GraphDocument, initial: dict[str, Shape],
-                 parent: QWidget | None = None):
+    def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.document = document
+        self.session = session
+        self.host = host
         self.rows: dict[str, QLineEdit] = {}
+        self._row_ids: list[int] = []
         self.batch = QSpinBox()
         self.batch.setRange(1, 1 << 20)
+        self.batch.setKeyboardTracking(False)       # typing "64" is one change, not two
         self.dtype = QComboBox()
         self.dtype.addItems(DTYPES)
-        self.auto = QCheckBox("infer again after every edit")
-        self.auto.setChecked(True)
+        self.auto = QCheckBox("infer again after every change")
+        self.auto.setChecked(session.auto_infer)
         self.infer_button = QPushButton("Infer shapes")
         self.message = QLabel()
         self.message.setWordWrap(True)
-        form = QFormLayout()
-        for i in document.data_inputs():
-            name = document.nodes[i].name
-            edit = QLineEdit(placeholderText="e.g. 1,3,224,224 (empty: unknown)")
-            if name in initial:
-                edit.setText(",".join(str(d) for d in initial[name]))
-            edit.returnPressed.connect(self._on_infer_clicked)
-            self.rows[name] = edit
-            form.addRow(name, edit)
-        if not self.rows:
-            form.addRow(QLabel("The graph has no data inputs."))
-        first = next((s for s in initial.values() if s), None)
-        self.batch.setValue(first[0] if first else 1)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.filter_edit = QLineEdit(placeholderText="Filter inputs")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.form_box = QWidget()
+        self.form = QFormLayout(self.form_box)
+        self.form.setContentsMargins(0, 0, 0, 0)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.form_box)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+
         top = QHBoxLayout()
         top.addWidget(QLabel("batch"))
         top.addWidget(self.batch)
@@ -72,13 +78,61 @@ class ShapeFormPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
-        layout.addLayout(form)
+        layout.addWidget(self.filter_edit)
+        layout.addWidget(self.scroll, 1)
         layout.addWidget(self.auto)
         layout.addWidget(self.infer_button)
         layout.addWidget(self.message)
-        layout.addStretch(1)
+
+        self._batch_timer = QTimer(self, singleShot=True, interval=150)
+        self._batch_timer.timeout.connect(self._apply_batch)
+        self._build_rows()
+        self._show_shapes()
+        self._show_state()
+
         self.batch.valueChanged.connect(self._on_batch_changed)
+        self.dtype.currentTextChanged.connect(self._on_dtype_changed)
+        self.auto.toggled.connect(self._on_auto_toggled)
         self.infer_button.clicked.connect(self._on_infer_clicked)
+        self.filter_edit.textChanged.connect(self._on_filter_changed)
+        session.input_shapes_changed.connect(self._on_session_shapes_changed)
+        session.analysis_changed.connect(self._on_analysis_changed)
+        session.inference.started.connect(self._on_inference_started)
+        session.inference_failed.connect(self._on_inference_failed)
+        session.document_changed.connect(self._on_document_changed)
+
+    # ------------------------------------------------------------------ rows
+    def _build_rows(self) -> None:
+        doc = self.session.document
+        ids = list(doc.data_inputs())
+        names = [doc.nodes[i].name for i in ids]
+        if ids == self._row_ids and names == list(self.rows):
+            return
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.rows = {}
+        self._row_ids = ids
+        for name in names:
+            edit = QLineEdit(placeholderText="e.g. 1,3,224,224 (empty: unknown)")
+            edit.editingFinished.connect(self._on_row_edited)
+            self.rows[name] = edit
+            self.form.addRow(name, edit)
+        if not self.rows:
+            self.form.addRow(QLabel("The graph has no data inputs."))
+        self.filter_edit.setVisible(len(self.rows) >= FILTER_FROM)
+        self._on_filter_changed(self.filter_edit.text())
+
+    def _show_shapes(self) -> None:
+        given = self.session.input_shapes()
+        for name, edit in self.rows.items():
+            edit.setText(_text(given.get(name)))
+        first = next((s for s in given.values() if s), None)
+        self.batch.blockSignals(True)
+        self.batch.setValue(first[0] if first else 1)
+        self.batch.blockSignals(False)
+        self.dtype.blockSignals(True)
+        self.dtype.setCurrentText(self.session.dtype)
+        self.dtype.blockSignals(False)
 
     def shapes(self) -> dict[str, Shape]:
         """The shapes typed in (empty rows left out); UserError on a malformed one."""
@@ -93,31 +147,99 @@ class ShapeFormPanel(QWidget):
         return out
 
     def set_shapes(self, shapes: dict[str, Shape]) -> None:
-        """Show the shapes that were used (e.g. given on the command line)."""
-        for name, shape in shapes.items():
-            if name in self.rows:
-                self.rows[name].setText(",".join(str(d) for d in shape))
-        first = next((s for n, s in shapes.items() if n in self.rows and s), None)
-        if first:
-            self.batch.blockSignals(True)
-            self.batch.setValue(first[0])
-            self.batch.blockSignals(False)
+        """Give these inputs these shapes (the others keep theirs)."""
+        given = self.session.input_shapes()
+        given.update({k: tuple(v) for k, v in shapes.items()})
+        self.session.set_input_shapes(given)
 
-    def set_message(self, text: str, error: bool = False) -> None:
-        self.message.setStyleSheet("color: #b00000;" if error else "color: #205020;")
+    def set_message(self, text: str, error: bool = False, style: str | None = None) -> None:
+        self.message.setStyleSheet(style or (ERROR_STYLE if error else GOOD_STYLE))
         self.message.setText(text)
 
+    def _commit(self, infer: bool | None = None) -> bool:
+        try:
+            shapes = self.shapes()
+        except UserError as exc:
+            self.set_message(str(exc), error=True)
+            return False
+        self.session.set_input_shapes(shapes, self.dtype.currentText(), infer=infer)
+        return True
+
+    # -------------------------------------------------------------- handlers
+    @Slot()
+    def _on_row_edited(self) -> None:
+        self._commit()
+
+    @Slot(int)
     def _on_batch_changed(self, value: int) -> None:
+        self._batch_timer.start()
+
+    @Slot()
+    def _apply_batch(self) -> None:
+        value = self.batch.value()
         for edit in self.rows.values():
             parts = [p.strip() for p in edit.text().split(",") if p.strip()]
             if parts:
                 parts[0] = str(value)
                 edit.setText(",".join(parts))
+        self._commit()
 
+    @Slot(str)
+    def _on_dtype_changed(self, dtype: str) -> None:
+        self._commit()
+
+    @Slot(bool)
+    def _on_auto_toggled(self, on: bool) -> None:
+        self.session.auto_infer = on
+
+    @Slot()
     def _on_infer_clicked(self) -> None:
-        try:
-            shapes = self.shapes()
-        except UserError as exc:
-            self.set_message(str(exc), error=True)
+        if self._commit(infer=False):
+            self.session.infer()
+
+    @Slot(str)
+    def _on_filter_changed(self, text: str) -> None:
+        needle = text.strip().lower()
+        for name, edit in self.rows.items():
+            visible = not needle or needle in name.lower()
+            self.form.setRowVisible(edit, visible)
+
+    @Slot()
+    def _on_session_shapes_changed(self) -> None:
+        self._show_shapes()
+
+    @Slot(object)
+    def _on_document_changed(self, change: Change) -> None:
+        if change.kind in ("names", "structure", "reload"):
+            self._build_rows()
+            self._show_shapes()
+
+    @Slot()
+    def _on_inference_started(self) -> None:
+        self.set_message("Inferring\u2026")
+
+    @Slot(str)
+    def _on_inference_failed(self, message: str) -> None:
+        self.set_message(message, error=True)
+
+    @Slot()
+    def _on_analysis_changed(self) -> None:
+        self._show_state()
+
+    def _show_state(self) -> None:
+        analysis = self.session.analysis
+        if analysis is None:
+            self.set_message("")
             return
-        self.infer_requested.emit(shapes, self.dtype.currentText())
+        result = analysis.shapes
+        stale = self.session.analysis_stale()
+        if stale is not None:
+            self.set_message(f"These shapes are for {stale}: press Infer shapes.",
+                             style=STALE_STYLE)
+        elif result.error is not None:
+            self.set_message(f"Inference stopped at {result.error.one_line()}", error=True)
+        elif result.complete:
+            self.set_message("All shapes known.")
+        else:
+            missing = ", ".join(result.missing_inputs[:6])
+            self.set_message(f"Partial: no shape for {missing or 'some outputs'}.")

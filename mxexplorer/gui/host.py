@@ -1,0 +1,38 @@
+"""DialogHost: how a panel asks the user something without knowing the main window.
+
+Panels get a host in their constructor (with the session and the settings) and
+use it for error dialogs, file choosers and status lines.  :class:`WidgetHost` is
+the real one; the main window makes one over itself and its status bar.
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QStatusBar, QWidget
+
+
+class DialogHost(Protocol):
+    def show_error(self, title: str, message: str) -> None: ...
+
+    def ask_save_path(self, title: str, start: str, filters: str) -> str: ...
+
+    def show_status(self, text: str, ms: int = 0) -> None: ...
+
+
+class WidgetHost:
+    """Dialogs parented to ``widget``; status lines in ``status_bar`` when given."""
+
+    def __init__(self, widget: QWidget, status_bar: QStatusBar | None = None) -> None:
+        self.widget = widget
+        self.status_bar = status_bar
+
+    def show_error(self, title: str, message: str) -> None:
+        QMessageBox.warning(self.widget, title, message)
+
+    def ask_save_path(self, title: str, start: str, filters: str) -> str:
+        path, _ = QFileDialog.getSaveFileName(self.widget, title, start, filters)
+        return str(path or "")
+
+    def show_status(self, text: str, ms: int = 0) -> None:
+        if self.status_bar is not None:
+            self.status_bar.showMessage(text, ms)

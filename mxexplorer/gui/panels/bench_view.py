@@ -1,0 +1,42 @@
+"""BenchView: training time of the original graph against the planned one, as bars,
+with each run's summary and one sentence that says whether they differ at all."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from mxexplorer.core import benchmark
+
+
+class BenchView(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bench_plot = pg.PlotWidget()
+        self.bench_plot.setLabel("left", "ms / training iteration")
+        self.bench_plot.getAxis("bottom").setTicks([[(0, "original"), (1, "planned")]])
+        self.bars = pg.BarGraphItem(x=[], height=[], width=0.6, brush="#5b9bd5")
+        self.spread = pg.ErrorBarItem(x=np.array([]), y=np.array([]), beam=0.2,
+                                      pen=pg.mkPen("#333"))
+        self.bench_plot.addItem(self.bars)
+        self.bench_plot.addItem(self.spread)
+        self.label = QLabel("Benchmark: not run yet.")
+        self.label.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.bench_plot, 1)
+        layout.addWidget(self.label)
+
+    def show_results(self, results: list[benchmark.BenchResult], verdict: str) -> None:
+        """Bars at the median, whiskers over each run's range, and the verdict."""
+        x = np.arange(len(results), dtype=float)
+        med = np.array([r.train.median_ms for r in results], dtype=float)
+        lo = np.array([r.train.median_ms - r.train.min_ms for r in results], dtype=float)
+        hi = np.array([r.train.max_ms - r.train.median_ms for r in results], dtype=float)
+        self.bars.setOpts(x=x, height=med, width=0.6)
+        self.spread.setData(x=x, y=med, top=hi, bottom=lo)
+        self.bench_plot.enableAutoRange()
+        lines = [r.summary() for r in results]
+        if verdict:
+            lines.append(verdict)
+        self.label.setText("\n".join(lines))

@@ -1,0 +1,480 @@
+"""GraphPane: the network laid out by graphviz ``dot``, drawn as a QGraphicsScene.
+
+``dot -Tplain`` runs on a worker (cancellable; a newer request supersedes an older
+one) and returns coordinates only; :mod:`graph_scene` draws the scene a chunk at a
+time and the pane swaps it in when complete.  Shapes on the edges come from the
+session's analysis (greyed while it is for an older graph), the recompute marks from
+the session's plan preview, the selection from the session.  Exports go through dot
+itself (:mod:`mxexplorer.core.drawing`) for a publication-quality SVG, PNG or PDF.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtWidgets import QLabel, QMenu, QStackedWidget, QVBoxLayout, QWidget
+
+from mxexplorer.core import drawing, edits
+from mxexplorer.core.document import Change, GraphDocument
+from mxexplorer.gui import workers
+from mxexplorer.gui.bridge import disconnect_quietly
+from mxexplorer.gui.host import DialogHost
+from mxexplorer.gui.panels.graph_export import GraphExporter
+from mxexplorer.gui.panels.graph_legend import GraphLegend
+from mxexplorer.gui.panels.graph_scene import (
+    LABEL_MIN_SCALE,
+    TEXT_MIN_SCALE,
+    SceneBuild,
+    SceneStyles,
+    node_tooltip,
+)
+from mxexplorer.gui.panels.graph_toolbar import GraphToolbar
+from mxexplorer.gui.panels.graph_view import GraphView
+from mxexplorer.gui.session import DocumentSession
+from mxexplorer.gui.settings import Settings
+
+
+class GraphPane(QWidget):
+    """The graph, its toolbar, a progress strip with Cancel, and a legend.
+
+    Signals
+    -------
+    drawn(): a layout is on screen (after opening, an edit, a toggle)
+    layout_failed(str): dot failed or is missing (the message the pane shows)
+    exported(str): a picture was written to this path (the exporter's signal)
+    """
+
+    drawn = Signal()
+    layout_failed = Signal(str)
+
+    def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.host = host
+        self.document: GraphDocument = session.document
+        self.selection = session.selection
+        self.styles = SceneStyles()
+        self.show_params = False
+        self.graph: drawing.VisibleGraph | None = None      # what the scene shows
+        self.layout: drawing.Layout | None = None
+        self.build: SceneBuild | None = None                # the scene on screen
+        self._pending: SceneBuild | None = None             # a scene being built
+        self._wanted_source = ""                            # the layout asked for last
+        self._layout_job = workers.JobSlot(self)
+        self._layout_job.finished.connect(self._on_layout_finished)
+        self._layout_job.failed.connect(self._on_layout_failed)
+        self.exporter = GraphExporter(self.export_source, host, self)
+        self.exported = self.exporter.exported
+        self._matches: list[int] = []
+        self._match_at = -1
+        self._first_draw = True
+        self._shown_selection: set[int] = set()   # nodes drawn with the selection pen
+        self._own_change = False                   # the selection came from a click here
+        self.last_layout_seconds = 0.0
+        self._started = 0.0
+
+        self.view = GraphView()
+        self.view.tooltip_for = self.tooltip
+        self.view.clicked.connect(self._on_clicked)
+        self.view.menu_requested.connect(self._on_menu_requested)
+        self.view.zoomed.connect(self._on_zoomed)
+        self.message = QLabel()
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.setStyleSheet("color: #555; padding: 20px;")
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.view)
+        self.stack.addWidget(self.message)
+
+        self.toolbar = GraphToolbar()
+        bar = self.toolbar
+        self.search = bar.search
+        self.params_button = bar.params_button
+        self.legend_button = bar.legend_button
+        self.cancel_button = bar.cancel_button
+        bar.search.textChanged.connect(self._on_search_changed)
+        bar.find_next_requested.connect(self.find_next)
+        bar.zoom_in_requested.connect(self.zoom_in)
+        bar.zoom_out_requested.connect(self.zoom_out)
+        bar.fit_requested.connect(self.view.fit)
+        bar.export_requested.connect(self.export_dialog)
+        bar.cancel_requested.connect(self.cancel_layout)
+        bar.params_toggled.connect(self._on_params_toggled)
+        bar.legend_toggled.connect(self._on_legend_toggled)
+
+        self.legend = GraphLegend(self.view)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.toolbar)
+        layout.addWidget(self.stack, 1)
+
+        find = QShortcut(QKeySequence.StandardKey.Find, self)
+        find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        find.activated.connect(self._focus_search)
+        again = QShortcut(QKeySequence(Qt.Key.Key_F5), self)
+        again.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        again.activated.connect(self.relayout)
+        self._build_timer = QTimer(self)
+        self._build_timer.setInterval(0)
+        self._build_timer.timeout.connect(self._build_step)
+        self._relayout_timer = QTimer(self)
+        self._relayout_timer.setSingleShot(True)
+        self._relayout_timer.setInterval(120)
+        self._relayout_timer.timeout.connect(self.refresh)
+
+        session.document_changed.connect(self._on_document_changed)
+        session.analysis_changed.connect(self._on_analysis_changed)
+        session.preview_changed.connect(self._on_preview_changed)
+        self.selection.changed.connect(self._on_selection_changed)
+        self.refresh()
+
+    def zoom_in(self) -> None:
+        self.view.zoom_by(1.25, anchor_mouse=False)
+
+    def zoom_out(self) -> None:
+        self.view.zoom_by(0.8, anchor_mouse=False)
+
+    # ------------------------------------------------------------------ layout
+    @property
+    def busy_now(self) -> bool:
+        return self._layout_job.busy or self._pending is not None
+
+    def relayout(self) -> None:
+        """Lay the graph out again even if nothing changed (after a cancel or a failure)."""
+        self.cancel_layout(quiet=True)
+        self.refresh(force=True)
+
+    def refresh(self, force: bool = False) -> None:
+        """Bring the picture in line with the document: restyle when the layout
+        would not change, else lay it out again (superseding any run in flight)."""
+        graph = self._visible()
+        source = drawing.document_layout_source(self.document, self.show_params)
+        if source == self._wanted_source and not force:
+            self._restyle(graph)
+            return
+        if not force and self.layout is not None and source == self.layout.source \
+                and not self._layout_job.busy:
+            self._cancel_pending()
+            self._wanted_source = source
+            self._restyle(graph)
+            return
+        self.cancel_layout(quiet=True)
+        self._wanted_source = source
+        if drawing.dot_program() is None:
+            self._fail(drawing.missing_message())
+            return
+        self._started = time.perf_counter()
+
+        def job(progress: Any, token: Any) -> drawing.Layout:
+            return drawing.compute_layout(source, token)
+
+        self._layout_job.start(job)
+        self.toolbar.show_busy(f"Laying out {len(graph.nodes):,} nodes with graphviz "
+                               "dot\u2026")
+
+    def cancel_layout(self, quiet: bool = False) -> None:
+        """Stop the layout in flight (dot is killed) and any scene being built."""
+        self._layout_job.cancel(quiet=True)
+        self._cancel_pending()
+        self._wanted_source = self.layout.source if self.layout is not None else ""
+        self.toolbar.hide_busy()
+        if not quiet and self.layout is None:
+            self._show_message("Layout cancelled. Press F5 or toggle Parameters to lay "
+                               "the graph out again.")
+
+    def _cancel_pending(self) -> None:
+        self._build_timer.stop()
+        if self._pending is not None:
+            self._pending.close()
+            self._pending.scene.deleteLater()
+            self._pending = None
+
+    def _show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.stack.setCurrentWidget(self.message)
+        self.legend.hide()
+
+    def _fail(self, message: str) -> None:
+        self.toolbar.hide_busy()
+        self._wanted_source = self.layout.source if self.layout is not None else ""
+        self._show_message(message)
+        self.layout_failed.emit(message)
+
+    @Slot(object)
+    def _on_layout_finished(self, layout: drawing.Layout) -> None:
+        if layout.source != self._wanted_source:
+            return  # superseded
+        graph = self._visible()
+        if drawing.document_layout_source(self.document, self.show_params) != layout.source:
+            self.refresh()   # the document moved on while dot ran
+            return
+        self._cancel_pending()
+        self._pending = SceneBuild(graph, layout, self.styles, set(self.selection.nodes),
+                                   self)
+        self.toolbar.show_busy(f"Drawing {len(graph.nodes):,} nodes\u2026")
+        self._build_timer.start()
+
+    @Slot(str)
+    def _on_layout_failed(self, message: str) -> None:
+        self._fail(message.strip().splitlines()[-1])
+
+    @Slot()
+    def _build_step(self) -> None:
+        build = self._pending
+        if build is None:
+            self._build_timer.stop()
+            return
+        if not build.step():
+            return
+        self._build_timer.stop()
+        self._pending = None
+        self._swap_in(build)
+
+    def _swap_in(self, build: SceneBuild) -> None:
+        anchor = self.view.anchor(self.build.node_items) if self.build is not None \
+            else None
+        old = self.build
+        self.build, self.layout, self.graph = build, build.layout, build.graph
+        self.view.setScene(build.scene)
+        if old is not None:
+            old.scene.deleteLater()
+        self.stack.setCurrentWidget(self.view)
+        self.toolbar.hide_busy()
+        self._place_labels()
+        if self._first_draw:
+            self._first_draw = False
+            self.view.initial_view()
+        elif anchor is not None:
+            self.view.restore_anchor(anchor, build.node_items)
+        self._apply_lod(self.view.scale_factor)
+        self._update_legend()
+        self.last_layout_seconds = time.perf_counter() - self._started
+        self.drawn.emit()
+
+    # ---------------------------------------------------------------- styling
+    def _visible(self) -> drawing.VisibleGraph:
+        """What to draw: the document's graph, with the session's plan preview."""
+        graph = drawing.visible_graph(self.document, self.show_params)
+        preview = self.session.preview_tags()
+        if preview is None:
+            return graph
+        nodes = tuple(dataclasses.replace(n, recompute=bool(preview.get(n.id)))
+                      for n in graph.nodes)
+        return dataclasses.replace(graph, nodes=nodes)
+
+    @Slot()
+    def _on_preview_changed(self) -> None:
+        if self.build is not None:
+            self._restyle(self._visible())
+
+    def _restyle(self, graph: drawing.VisibleGraph) -> None:
+        """Tags changed (not the layout): new pens on the nodes whose look changed."""
+        if self.build is None or self.graph is None:
+            return
+        self.build.restyle(graph, set(self.selection.nodes))
+        self.graph = graph
+        self._update_legend()
+
+    @Slot()
+    def _on_analysis_changed(self) -> None:
+        self._place_labels()
+
+    def _place_labels(self) -> None:
+        """Shapes on the edges: the session's analysis, greyed when it is stale."""
+        if self.build is None:
+            return
+        analysis = self.session.analysis
+        shapes = analysis.shapes.by_entry if analysis is not None else None
+        self.build.place_labels(shapes, stale=self.session.analysis_stale() is not None)
+        self._apply_lod(self.view.scale_factor)
+
+    def _apply_lod(self, scale: float) -> None:
+        if self.build is None:
+            return
+        self.build.text_layer.setVisible(scale >= TEXT_MIN_SCALE)
+        self.build.label_layer.setVisible(scale >= LABEL_MIN_SCALE)
+
+    @Slot(float)
+    def _on_zoomed(self, scale: float) -> None:
+        self.toolbar.set_zoom(scale)
+        self._apply_lod(scale)
+
+    def _update_legend(self) -> None:
+        self.legend.show_graph(self.graph if self.legend_button.isChecked() else None)
+
+    def _place_legend(self) -> None:
+        self.legend.place(self.view.viewport().geometry())
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._place_legend()
+
+    # ------------------------------------------------------------- selection
+    @Slot(int, bool)
+    def _on_clicked(self, node: int, ctrl: bool) -> None:
+        current = list(self.selection.nodes)
+        if node < 0:
+            if not ctrl:
+                self.selection.set([])
+            return
+        if ctrl:
+            nodes = [n for n in current if n != node] if node in current else current + [node]
+        else:
+            nodes = [node]
+        self._own_change = True
+        try:
+            self.selection.set(nodes)
+        finally:
+            self._own_change = False
+
+    @Slot(list)
+    def _on_selection_changed(self, nodes: list) -> None:
+        before = self._shown_selection
+        after = set(nodes)
+        self._shown_selection = after
+        if self.build is not None:
+            self.build.set_selected(before, after)
+        if nodes and not self._own_change:
+            self.center_on(nodes[-1])
+
+    def visible_node_for(self, node: int) -> int | None:
+        """The drawn node standing for ``node`` (a hidden parameter: its consumer)."""
+        if self.build is None:
+            return None
+        if node in self.build.node_items:
+            return node
+        for consumer, _ in self.document.consumers()[node] if node < len(
+                self.document.nodes) else ():
+            if consumer in self.build.node_items:
+                return consumer
+        return None
+
+    def center_on(self, node: int) -> bool:
+        target = self.visible_node_for(node)
+        if target is None or self.build is None:
+            return False
+        item = self.build.node_items[target]
+        if self.view.scale_factor < TEXT_MIN_SCALE:
+            self.view.set_zoom(0.9)
+        self.view.centerOn(item.boundingRect().center())
+        return True
+
+    # ------------------------------------------------------------ search
+    def _focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
+
+    @Slot(str)
+    def _on_search_changed(self, text: str) -> None:
+        needle = text.strip().lower()
+        self._matches = []
+        self._match_at = -1
+        if needle and self.graph is not None:
+            nodes = self.document.nodes
+            self._matches = [n.id for n in self.graph.nodes
+                             if needle in nodes[n.id].name.lower() or needle in n.title.lower()]
+        self.toolbar.set_matches(f"{len(self._matches)} found" if needle else "")
+
+    @Slot()
+    def find_next(self) -> None:
+        if not self._matches:
+            self._on_search_changed(self.search.text())
+        if not self._matches:
+            return
+        self._match_at = (self._match_at + 1) % len(self._matches)
+        node = self._matches[self._match_at]
+        self.selection.set([node])
+        self.center_on(node)
+        self.toolbar.set_matches(f"{self._match_at + 1} of {len(self._matches)}")
+
+    # ------------------------------------------------------------ menu, tips
+    @Slot(int, QPoint)
+    def _on_menu_requested(self, node: int, where: QPoint) -> None:
+        if node < 0:
+            return
+        if node not in self.selection.nodes:
+            self._on_clicked(node, False)
+        nodes = list(self.selection.nodes)
+        doc = self.document
+        ops = [n for n in nodes if not doc.nodes[n].is_variable]
+        menu = QMenu(self)
+        if ops:
+            tagged = all(edits.is_mirror_stage(doc.nodes[n].attrs) for n in ops)
+            act = menu.addAction("Mirror stage" if len(ops) == 1
+                                 else f"Mirror stage ({len(ops)} nodes)")
+            act.setCheckable(True)
+            act.setChecked(tagged)
+            act.triggered.connect(lambda on: self.mark_mirror(ops, on))
+        names = "\n".join(doc.nodes[n].name for n in nodes)
+        menu.addAction("Copy name" if len(nodes) == 1 else "Copy names",
+                       lambda: QGuiApplication.clipboard().setText(names))
+        menu.popup(where)
+        self._menu = menu
+
+    def mark_mirror(self, nodes: list[int], on: bool) -> None:
+        refused = self.session.mark_mirror(nodes, on)
+        if refused:
+            self.host.show_status(refused, 5000)
+
+    def tooltip(self, node_id: int) -> str:
+        result = self.session.fresh_shapes()
+        return node_tooltip(self.document, node_id,
+                            result.by_entry if result is not None else None)
+
+    # ------------------------------------------------------------ toggles
+    @Slot(bool)
+    def _on_params_toggled(self, on: bool) -> None:
+        self.show_params = on
+        self.refresh()
+
+    @Slot(bool)
+    def _on_legend_toggled(self, on: bool) -> None:
+        self._update_legend()
+
+    @Slot(object)
+    def _on_document_changed(self, change: Change) -> None:
+        if change.kind == "saved":
+            return
+        self._relayout_timer.start()
+
+    # ------------------------------------------------------------ export
+    def export_source(self, dpi: int = 0) -> str:
+        """The picture's DOT source: what is shown, with shapes when they are fresh."""
+        graph = drawing.visible_graph(self.document, self.show_params)
+        result = self.session.fresh_shapes()
+        shapes = result.by_entry if result is not None else None
+        return drawing.styled_source(self.document, graph, shapes,
+                                     legend=self.legend_button.isChecked(), dpi=dpi)
+
+    def export_dialog(self) -> None:
+        self.exporter.ask(self.document.path)
+
+    def export_to(self, path: str) -> None:
+        """Write the picture in a worker; ``exported`` or a dialog tells the outcome."""
+        self.exporter.export_to(path)
+
+    # ------------------------------------------------------------ lifetime
+    def stop(self) -> None:
+        self.cancel_layout(quiet=True)
+        self._relayout_timer.stop()
+        self.exporter.stop()
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802
+        self.stop()
+        build, self.build = self.build, None
+        if build is not None:
+            self.view.setScene(None)
+            build.close()
+            build.scene.deleteLater()
+        disconnect_quietly((self.session.document_changed, self._on_document_changed),
+                             (self.session.analysis_changed, self._on_analysis_changed),
+                             (self.session.preview_changed, self._on_preview_changed),
+                             (self.selection.changed, self._on_selection_changed))
+        super().closeEvent(event)

@@ -1,0 +1,113 @@
+"""GraphToolbar: the graph pane's bar (find, zoom, Parameters, Legend, Export) and its
+progress strip with Cancel.  It holds widgets only and says what was asked through
+signals; the pane acts.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+def _tool(text: str, slot: Any, checkable: bool = False, tip: str = "") -> QToolButton:
+    button = QToolButton()
+    button.setText(text)
+    button.setToolTip(tip)
+    button.setCheckable(checkable)
+    button.setAutoRaise(True)
+    (button.toggled if checkable else button.clicked).connect(slot)
+    return button
+
+
+class GraphToolbar(QWidget):
+    """Signals
+    -------
+    zoom_in_requested(), zoom_out_requested(), fit_requested(), export_requested()
+    cancel_requested(): the user pressed Cancel on the progress strip
+    find_next_requested(): Enter in the find box
+    params_toggled(bool), legend_toggled(bool)
+    """
+
+    zoom_in_requested = Signal()
+    zoom_out_requested = Signal()
+    fit_requested = Signal()
+    export_requested = Signal()
+    cancel_requested = Signal()
+    find_next_requested = Signal()
+    params_toggled = Signal(bool)
+    legend_toggled = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Find node (name or op), Enter for next")
+        self.search.setClearButtonEnabled(True)
+        self.search.returnPressed.connect(self.find_next_requested)
+        self.match_label = QLabel()
+        self.match_label.setMinimumWidth(60)
+        self.zoom_label = QLabel("100%")
+        self.zoom_label.setMinimumWidth(44)
+        self.params_button = _tool("Parameters", self.params_toggled, checkable=True,
+                                   tip="Show parameter and auxiliary variables")
+        self.legend_button = _tool("Legend", self.legend_toggled, checkable=True,
+                                   tip="Show the colour legend")
+        self.legend_button.blockSignals(True)
+        self.legend_button.setChecked(True)
+        self.legend_button.blockSignals(False)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(4, 2, 4, 2)
+        bar.addWidget(self.search, 1)
+        bar.addWidget(self.match_label)
+        bar.addWidget(_tool("\u2212", self.zoom_out_requested, tip="Zoom out (-)"))
+        bar.addWidget(self.zoom_label)
+        bar.addWidget(_tool("+", self.zoom_in_requested, tip="Zoom in (+)"))
+        bar.addWidget(_tool("Fit", self.fit_requested, tip="Fit the graph to the window (0)"))
+        bar.addWidget(self.params_button)
+        bar.addWidget(self.legend_button)
+        bar.addWidget(_tool("Export\u2026", self.export_requested,
+                            tip="Save the graph as SVG, PNG or PDF"))
+
+        self.busy = QFrame()
+        self.busy.setFrameShape(QFrame.Shape.StyledPanel)
+        self.busy_label = QLabel()
+        self.busy_bar = QProgressBar()
+        self.busy_bar.setRange(0, 0)
+        self.busy_bar.setMaximumWidth(160)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        busy_row = QHBoxLayout(self.busy)
+        busy_row.setContentsMargins(6, 2, 6, 2)
+        busy_row.addWidget(self.busy_label, 1)
+        busy_row.addWidget(self.busy_bar)
+        busy_row.addWidget(self.cancel_button)
+        self.busy.hide()
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(bar)
+        layout.addWidget(self.busy)
+
+    def show_busy(self, text: str) -> None:
+        self.busy_label.setText(text)
+        self.busy.show()
+
+    def hide_busy(self) -> None:
+        self.busy.hide()
+
+    def set_zoom(self, scale: float) -> None:
+        self.zoom_label.setText(f"{scale * 100:.0f}%")
+
+    def set_matches(self, text: str) -> None:
+        self.match_label.setText(text)

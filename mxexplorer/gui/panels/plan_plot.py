@@ -1,0 +1,141 @@
+"""PlanPlot: memory cost against threshold, one point per probe of a plan search.
+
+Points arrive as the search probes (redrawn at most ten times a second); the
+unplanned cost is a dashed line, the best plan a star, the selected plan a ring,
+failed probes red crosses.  Clicking a point says so through ``probe_clicked``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from mxexplorer.core import memplan
+
+
+class PlanPlot(QWidget):
+    """Signals
+    -------
+    probe_clicked(object): the :class:`~mxexplorer.core.memplan.Probe` of a clicked point
+    """
+
+    probe_clicked = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.probes: list[memplan.Probe] = []
+        self._selected: tuple[int, ...] | None = None
+        pg.setConfigOptions(antialias=True, background="w", foreground="#333")
+        self.plot = pg.PlotWidget()
+        self.plot.setLabel("bottom", "threshold", units="MB")
+        self.plot.setLabel("left", "training memory", units="MB")
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.plot.addLegend(offset=(-10, 10))
+        self.baseline_line = pg.InfiniteLine(angle=0, pen=pg.mkPen("#888", width=1.5,
+                                                                    style=Qt.PenStyle.DashLine),
+                                             label="unplanned", labelOpts={"position": 0.1})
+        self.baseline_line.hide()
+        self.plot.addItem(self.baseline_line)
+        self.points = pg.ScatterPlotItem(size=8, pen=pg.mkPen("#1f5fa8"),
+                                         brush=pg.mkBrush("#5b9bd5"), name="threshold probe")
+        self.local_points = pg.ScatterPlotItem(size=6, pen=None, brush=pg.mkBrush("#9ab"),
+                                               name="local search")
+        self.failed_points = pg.ScatterPlotItem(size=10, symbol="x", pen=pg.mkPen("#c00000"),
+                                                brush=pg.mkBrush("#c00000"), name="failed")
+        self.best_point = pg.ScatterPlotItem(size=18, symbol="star", pen=pg.mkPen("#7a5200"),
+                                             brush=pg.mkBrush("#ffbf00"), name="best plan")
+        self.selected_point = pg.ScatterPlotItem(size=22, symbol="o", brush=None,
+                                                 pen=pg.mkPen("#d0021b", width=2.5),
+                                                 name="selected plan")
+        for item in (self.points, self.local_points, self.failed_points, self.best_point,
+                     self.selected_point):
+            self.plot.addItem(item)
+        for item in (self.points, self.local_points, self.best_point):
+            item.sigClicked.connect(self._on_point_clicked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+        self._redraw_timer = QTimer(self, singleShot=True, interval=100)
+        self._redraw_timer.timeout.connect(self.redraw)
+
+    def clear(self) -> None:
+        self.probes = []
+        self._selected = None
+        self.redraw()
+
+    def add_probe(self, probe: memplan.Probe) -> None:
+        self.probes.append(probe)
+        if not self._redraw_timer.isActive():   # at most ~10 redraws a second
+            self._redraw_timer.start()
+
+    def show_probes(self, probes: list[memplan.Probe]) -> None:
+        """The search's whole list (its final word), drawn at once."""
+        self._redraw_timer.stop()
+        self.probes = list(probes)
+        self.redraw()
+
+    def set_selected(self, kept: tuple[int, ...] | None) -> None:
+        """Ring the point whose plan keeps these nodes (None: no ring)."""
+        self._selected = tuple(kept) if kept is not None else None
+        self.redraw()
+
+    @staticmethod
+    def _probe_x(probe: memplan.Probe, best: float) -> float | None:
+        """Where a probe sits on the threshold axis (local-search probes: at ``best``,
+        the best threshold's)."""
+        if probe.threshold_mb is not None:
+            return float(probe.threshold_mb)
+        return best if probe.kind == "local" else None
+
+    def _best_threshold(self) -> float:
+        ok = [p for p in self.probes if p.ok and p.threshold_mb is not None]
+        if not ok:
+            return 0.0
+        return float(min(ok, key=lambda p: p.cost_mb or 0).threshold_mb or 0)
+
+    @Slot()
+    def redraw(self) -> None:
+        base = next((p.cost_mb for p in self.probes if p.kind == "baseline"), None)
+        if base is not None:
+            self.baseline_line.setValue(base)
+            self.baseline_line.show()
+        else:
+            self.baseline_line.hide()
+        spots, local, failed, selected = [], [], [], []
+        best_x = self._best_threshold()        # once: per probe it was O(n^2) a redraw
+        for p in self.probes:
+            if p.kind == "baseline":
+                continue
+            x = self._probe_x(p, best_x)
+            if x is None:
+                continue
+            if not p.ok:
+                failed.append({"pos": (x, base or 0), "data": p})
+                continue
+            spot = {"pos": (x, p.cost_mb), "data": p}
+            (local if p.kind == "local" else spots).append(spot)
+            if self._selected is not None and tuple(p.kept) == self._selected \
+                    and not selected:
+                selected.append(dict(spot))
+        self.points.setData(spots)
+        self.local_points.setData(local)
+        self.failed_points.setData(failed)
+        self.selected_point.setData(selected)
+        ok = [p for p in self.probes if p.ok and p.kind != "baseline"]
+        if ok:
+            best = min(ok, key=lambda p: p.cost_mb or 0)
+            x = self._probe_x(best, best_x) or 0.0
+            self.best_point.setData([{"pos": (x, best.cost_mb), "data": best}])
+        else:
+            self.best_point.setData([])
+
+    @Slot(object, object)
+    def _on_point_clicked(self, item: Any, points: Any, *_: Any) -> None:
+        if not len(points):
+            return
+        probe = points[0].data()
+        if isinstance(probe, memplan.Probe) and probe.ok:
+            self.probe_clicked.emit(probe)

@@ -1,0 +1,78 @@
+"""How gui/ holds together (as tests/core/test_no_qt.py checks the core): panels are
+built from a session, settings and a host, and never import each other or the main
+window; the session imports no panel; modules stay under 500 lines."""
+from __future__ import annotations
+
+import ast
+import inspect
+import pathlib
+
+import pytest
+
+from tests.conftest import REPO
+
+PACKAGE = REPO / "mxexplorer"
+PANELS = {  # module -> the panel class it defines
+    "tree": "InternalsPanel",
+    "inspector": "AttributePanel",
+    "shape_form": "ShapeFormPanel",
+    "graph_pane": "GraphPane",
+    "memory": "MemoryPanel",
+}
+#: files over 500 lines, with the count they may not exceed (they may only shrink)
+LONG_FILES = {
+    "mxexplorer/core/memplan.py": 770,
+    "mxexplorer/core/symbol_io.py": 534,
+}
+
+
+def _imports(path: pathlib.Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return out
+
+
+def test_panels_import_no_other_panel_and_not_the_window() -> None:
+    panel_dir = PACKAGE / "gui" / "panels"
+    for path in sorted(panel_dir.glob("*.py")):
+        name = path.stem
+        used = _imports(path)
+        assert "mxexplorer.gui.main_window" not in used, f"{path.name} imports main_window"
+        assert "mxexplorer.gui.window_files" not in used, path.name
+        others = {f"mxexplorer.gui.panels.{p}" for p in PANELS if p != name}
+        assert not used & others, f"{path.name} imports another panel: {used & others}"
+
+
+def test_the_session_knows_no_panel_and_no_window() -> None:
+    used = _imports(PACKAGE / "gui" / "session.py")
+    assert not any(u.startswith(("mxexplorer.gui.panels", "mxexplorer.gui.main_window"))
+                   for u in used), used
+
+
+@pytest.mark.parametrize("module, cls", sorted(PANELS.items()))
+def test_every_panel_is_built_from_session_settings_and_host(module, cls) -> None:
+    import importlib
+
+    panel = getattr(importlib.import_module(f"mxexplorer.gui.panels.{module}"), cls)
+    params = list(inspect.signature(panel.__init__).parameters)
+    assert params[:4] == ["self", "session", "settings", "host"], (cls, params)
+    assert params[4:] in ([], ["parent"]), (cls, params)
+
+
+def test_modules_stay_under_500_lines() -> None:
+    over = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        count = len(path.read_text().splitlines())
+        rel = path.relative_to(REPO).as_posix()
+        if count > 500:
+            over[rel] = count
+    for rel, count in over.items():
+        assert rel in LONG_FILES, f"{rel} has {count} lines: find a seam"
+        assert count <= LONG_FILES[rel], f"{rel} grew to {count} lines (at most " \
+                                         f"{LONG_FILES[rel]}): it may only shrink"

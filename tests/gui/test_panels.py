@@ -1,0 +1,116 @@
+"""Each panel on its own: a session, settings and a host, no MainWindow."""
+from __future__ import annotations
+
+import mxnet as mx
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from mxexplorer.core import edits
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.gui.host import WidgetHost
+from mxexplorer.gui.panels.inspector import AttributePanel
+from mxexplorer.gui.panels.memory import MemoryPanel
+from mxexplorer.gui.panels.shape_form import ShapeFormPanel
+from mxexplorer.gui.panels.tree import InternalsPanel
+from mxexplorer.gui.session import DocumentSession
+from tests.conftest import EXAMPLES
+from tests.gui.conftest import wait_for_workers
+
+
+@pytest.fixture
+def alone(qtbot, settings):
+    """``alone(PanelClass, doc)`` -> (panel, session): the panel shown by itself."""
+    made = []
+
+    def make(cls, doc):
+        holder = QWidget()
+        qtbot.addWidget(holder)
+        session = DocumentSession(doc, settings, holder)
+        panel = cls(session, settings, WidgetHost(holder))
+        qtbot.addWidget(panel)
+        panel.show()
+        made.append(session)
+        return panel, session
+
+    yield make
+    for session in made:
+        session.stop()
+    wait_for_workers()
+
+
+def _mlp() -> GraphDocument:
+    return GraphDocument.open(str(EXAMPLES / "mlp-symbol.json"))
+
+
+def test_tree_alone_shows_shapes_then_marks_them_stale(alone) -> None:
+    tree, session = alone(InternalsPanel, _mlp())
+    session.auto_infer = False
+    session.set_input_shapes({"data": (4, 784)})
+    session.infer_blocking()
+    fc2 = session.document.find("fc2")[0]
+    cell = tree.node_rows(fc2)[0].siblingAtColumn(2)
+    assert cell.data() == "(4, 32)" and not tree.stale_label.isVisible()
+    relu = session.document.find("relu1")[0]
+    session.push_edit(edits.SetAttrEdit((relu,), "act_type", "tanh"))
+    assert tree.stale_label.isVisible()
+    assert cell.data() == "(4, 32)"                  # kept, and greyed
+    assert cell.data(Qt.ItemDataRole.ForegroundRole) is not None
+    assert "before your last edit" in tree.stale_label.text()
+    session.infer_blocking()
+    assert not tree.stale_label.isVisible()
+    session.set_input_shapes({"data": (2, 784)})     # auto is off: stale for shapes too
+    assert "other input shapes" in tree.stale_label.text()
+    assert cell.data() == "(4, 32)"
+
+
+def test_inspector_alone_shows_the_output_shape_memory_and_macs(alone) -> None:
+    inspector, session = alone(AttributePanel, _mlp())
+    session.set_input_shapes({"data": (4, 784)}, infer=False)
+    session.infer_blocking()
+    fc1 = session.document.find("fc1")[0]
+    session.selection.set([fc1])
+    assert "fc1_output: (4, 64)" in inspector.outputs_label.text()
+    figures = inspector.figures_label.text()
+    assert figures == "memory 1.0 KiB, params 50.24 K, MACs 200.96 K"
+    inspector.name_edit.setText("dense1")
+    inspector.rename_button.click()
+    assert "fc1_weight \u2192 dense1_weight" in inspector.note_label.text()
+
+
+def test_shape_form_alone_scrolls_and_filters_150_inputs(alone, qtbot) -> None:
+    inputs = [mx.sym.var(f"in{k:03d}") for k in range(150)]
+    doc = GraphDocument.from_json(mx.sym.add_n(*inputs, name="sum").tojson())
+    form, session = alone(ShapeFormPanel, doc)
+    assert len(form.rows) == 150
+    form.resize(320, 500)
+    assert form.sizeHint().height() < 600 and form.minimumSizeHint().height() < 600
+    assert form.scroll.verticalScrollBar().maximum() > 0       # the rows scroll
+    assert form.filter_edit.isVisible()
+    form.filter_edit.setText("in14")
+    shown = [n for n, e in form.rows.items() if e.isVisibleTo(form)]
+    assert shown == [f"in14{k}" for k in range(10)]
+    form.rows["in140"].setText("2,3")
+    form.rows["in140"].editingFinished.emit()
+    assert session.input_shapes() == {"in140": (2, 3)}
+
+
+def test_planner_alone_plans_selects_a_point_and_applies_it(alone, qtbot) -> None:
+    doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
+    panel, session = alone(MemoryPanel, doc)
+    session.set_input_shapes({"data": (4, 3, 64, 64)}, infer=False)
+    panel.stages.setCurrentIndex(panel.stages.findData("auto"))
+    panel.search.setCurrentIndex(panel.search.findData("original"))
+    with qtbot.waitSignal(panel.finished, timeout=120000):
+        panel.start_button.click()
+    result = session.plan
+    assert result is not None and session.selected_plan is result.best
+    other = next(p for p in result.probes if p.ok and p.kind != "baseline"
+                 and p.kept != result.best.kept)
+    session.select_probe(other)
+    assert session.selected_plan.kept == other.kept
+    assert len(panel.plan_plot.selected_point.data) == 1
+    panel.apply_button.click()
+    assert session.plan_applied() and not panel.apply_button.isEnabled()
+    kept = {i for i, n in enumerate(doc.nodes) if n.attrs.get(edits.FORCE_MIRRORING) == "False"}
+    assert kept == set(other.kept)
