@@ -42,6 +42,38 @@ def corpus_files() -> list[pathlib.Path]:
     return sorted(p for p in CORPUS.glob("*.json")) if CORPUS.is_dir() else []
 
 
+def corpus_params(paths: list[pathlib.Path] | None = None) -> list:
+    """Parameters for a test over corpus files: the files, or without the corpus one
+    placeholder, so the test still runs and :func:`require_corpus` says why not."""
+    if not CORPUS.is_dir():
+        return [pytest.param(None, id="no-corpus")]
+    return [pytest.param(p, id=p.name[:60]) for p in (corpus_files() if paths is None
+                                                      else paths)]
+
+
+def require_corpus() -> None:
+    """The shared corpus of real files sits beside the clone in CI and for developers; a
+    user's clone has none: its tests are skipped with the reason, but in CI (``CI`` set)
+    a missing corpus fails."""
+    if CORPUS.is_dir():
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"CI is set, but the corpus folder {CORPUS} is missing "
+                    "(../shared/corpus beside the clone)", pytrace=False)
+    pytest.skip(f"no corpus folder at {CORPUS}: the tests over real third-party files "
+                "run where ../shared/corpus sits beside the clone (CI, developers)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "corpus: needs ../shared/corpus (skipped without it, "
+                                       "failed without it when CI is set)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("corpus") is not None:
+        require_corpus()
+
+
 @pytest.fixture(scope="session")
 def zoo(tmp_path_factory: pytest.TempPathFactory):
     """``zoo(name, size=224)`` -> path of a Gluon model-zoo export (random weights)."""

@@ -34,6 +34,7 @@ def _mx_internal_shapes(path: str, given: dict) -> list:
     return [tuple(s) if s else None for s in out]
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", sorted(CORPUS_SHAPES), ids=lambda n: n[:60])
 def test_corpus_shapes_equal_mxnets(name: str) -> None:
     path = str(CORPUS / name)

@@ -11,7 +11,7 @@ import pytest
 from mxexplorer.core import symbol_io
 from mxexplorer.core.document import GraphDocument, NodeKind
 from mxexplorer.core.errors import SymbolFileError
-from tests.conftest import CORPUS, DATA, EXAMPLES, corpus_files
+from tests.conftest import CORPUS, DATA, EXAMPLES, corpus_files, corpus_params
 
 MX_UNLOADABLE = {
     "Ellinier__my-mxnet-ssd__model__ssd_300-symbol.json",
@@ -35,11 +35,13 @@ def _doc_view(doc: GraphDocument) -> tuple[list[str], list[str], list[str], list
             [e.name for e in doc.output_entries()])
 
 
+@pytest.mark.corpus
 def test_the_corpus_is_there() -> None:
     assert len(corpus_files()) == 27, f"expected the 27 corpus files in {CORPUS}"
 
 
-@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name[:60])
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", corpus_params())
 def test_corpus_file_opens_like_mxnet(path: pathlib.Path) -> None:
     if path.name == EMPTY:
         with pytest.raises(SymbolFileError, match="not a symbol file"):
@@ -60,9 +62,9 @@ def test_corpus_file_opens_like_mxnet(path: pathlib.Path) -> None:
     assert _mx_view(again) == _mx_view(sym)
 
 
-@pytest.mark.parametrize("path", [p for p in corpus_files()
-                                  if '"param"' in p.read_text(errors="replace")[:4000]],
-                         ids=lambda p: p.name[:60])
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", corpus_params(
+    [p for p in corpus_files() if '"param"' in p.read_text(errors="replace")[:4000]]))
 def test_legacy_upgrade_equals_mxnets_own(path: pathlib.Path) -> None:
     ours = GraphDocument.open(str(path), use_mxnet=False)
     assert ours.generation == "legacy" and ours.upgraded == "mxexplorer"
@@ -90,9 +92,9 @@ def _modern(paths: list[pathlib.Path]) -> list[pathlib.Path]:
     return out
 
 
-@pytest.mark.parametrize("path", [p for p in corpus_files()
-                                  if p.name != EMPTY and p.name not in MX_UNLOADABLE],
-                         ids=lambda p: p.name[:60])
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", corpus_params(
+    [p for p in corpus_files() if p.name != EMPTY and p.name not in MX_UNLOADABLE]))
 def test_written_graph_equals_what_mxnet_writes(path: pathlib.Path) -> None:
     """Every loadable file, upgraded or not, is written as MXNet itself would write it."""
     from mxexplorer.core import opinfo
