@@ -339,6 +339,8 @@ def build_gui_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shape", action="append", metavar="NAME=D1,D2,...")
     parser.add_argument("--screenshot", metavar="OUT.png",
                         help="write a PNG of the window once loaded, then exit")
+    parser.add_argument("--theme", choices=("system", "light", "dark"),
+                        help="colours for this run (View > Theme remembers a choice)")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--install-desktop", action="store_true",
                        help="register mxexplorer with the desktop for this user: menu entry, "
@@ -378,7 +380,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         shapes = _shape_args(gui_args.shape)
         from mxexplorer.gui.app import run
 
-        return run(gui_args.files, shapes=shapes, screenshot=gui_args.screenshot)
+        return run(gui_args.files, shapes=shapes, screenshot=gui_args.screenshot,
+                   theme=gui_args.theme)
     except MXNetMissingError as exc:
         return _fail(str(exc))
     except UserError as exc:

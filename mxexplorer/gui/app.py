@@ -56,8 +56,9 @@ def configure_threads(app: object) -> None:
 
 
 def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = None,
-        screenshot: str | None = None) -> int:
-    """Open the main window on ``files``; with ``screenshot``, save a PNG and exit."""
+        screenshot: str | None = None, theme: str | None = None) -> int:
+    """Open the main window on ``files``; with ``screenshot``, save a PNG and exit.
+    ``theme`` ("system", "light", "dark") overrides the remembered choice for this run."""
     if screenshot and not os.environ.get("QT_QPA_PLATFORM") and not _has_display():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     if not _has_display():
@@ -84,6 +85,11 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
         from mxexplorer.gui.settings import Settings
 
         settings = Settings(os.path.join(tempfile.mkdtemp(prefix="mxexplorer-"), "shot.ini"))
+    from mxexplorer.gui.settings import Settings
+    from mxexplorer.gui.theme import themes
+
+    settings = settings or Settings()
+    themes().set_preference(theme or settings.theme())
     window = MainWindow(settings)
     window.restore_layout()
     if server is not None:

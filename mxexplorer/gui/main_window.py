@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QInputDialog,
@@ -28,6 +28,8 @@ from mxexplorer.core.edits import Edit
 from mxexplorer.core.shapes import Shape, ShapeResult
 from mxexplorer.gui import workers
 from mxexplorer.gui.bridge import disconnect_quietly
+from mxexplorer.gui.command_palette import CommandPalette
+from mxexplorer.gui.help import AboutDialog, ShortcutsDialog
 from mxexplorer.gui.host import WidgetHost
 from mxexplorer.gui.mxnet_loader import loader
 from mxexplorer.gui.panels.graph_pane import GraphPane
@@ -37,6 +39,7 @@ from mxexplorer.gui.panels.shape_form import ShapeFormPanel
 from mxexplorer.gui.panels.tree import InternalsPanel
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.theme import set_role, themes
 from mxexplorer.gui.window_files import WindowFiles
 
 #: every main window not yet closed: a window opened for a second file has no other
@@ -65,6 +68,10 @@ def quit_all() -> bool:
     return True
 
 
+#: what the internals dock needs for its name, op and shape columns (and a scroll bar)
+TREE_WIDTH = 430
+
+
 def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequence]:
     """The platform's keys for a standard action, or ``fallback`` where it has none
     (Quit has no binding on some platforms)."""
@@ -74,7 +81,7 @@ def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequenc
 def _placeholder(text: str) -> QLabel:
     label = QLabel(text)
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    label.setStyleSheet("color: #777;")
+    set_role(label, "muted")
     label.setWordWrap(True)
     return label
 
@@ -205,7 +212,48 @@ class MainWindow(WindowFiles, QMainWindow):
         view_menu = bar.addMenu("&View")
         for dock in (self.tree_dock, self.inspector_dock, self.shapes_dock, self.memory_dock):
             view_menu.addAction(dock.toggleViewAction())
+        view_menu.addSeparator()
+        theme_menu = view_menu.addMenu("&Theme")
+        self.theme_group = QActionGroup(self)
+        self.theme_actions = {}
+        for pref, text in (("system", "Follow the &System"), ("light", "&Light"),
+                           ("dark", "&Dark")):
+            action = theme_menu.addAction(text)
+            action.setCheckable(True)
+            action.setData(pref)
+            self.theme_group.addAction(action)
+            self.theme_actions[pref] = action
+        self.theme_actions[themes().preference].setChecked(True)
+        self.theme_group.triggered.connect(self._on_theme_chosen)
+        help_menu = bar.addMenu("&Help")
+        self.palette_action = help_menu.addAction("&Command Palette...",
+                                                  QKeySequence("Ctrl+Shift+P"),
+                                                  self.show_command_palette)
+        help_menu.addAction("&Keyboard Shortcuts", QKeySequence.StandardKey.HelpContents,
+                            self._on_shortcuts_triggered)
+        help_menu.addAction("&About mxexplorer", self._on_about_triggered)
         self._set_document_actions(False)
+
+    def show_command_palette(self) -> CommandPalette:
+        palette = CommandPalette(self)
+        palette.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        palette.show()
+        palette.query.setFocus()
+        return palette
+
+    def _on_shortcuts_triggered(self) -> None:
+        ShortcutsDialog(self).exec()
+
+    def _on_about_triggered(self) -> None:
+        AboutDialog(self).exec()
+
+    @Slot(QAction)
+    def _on_theme_chosen(self, action: QAction) -> None:
+        preference = str(action.data())
+        self.settings.set_theme(preference)
+        themes().set_preference(preference)
+        for window in all_windows():
+            window.theme_actions[preference].setChecked(True)
 
     def _set_document_actions(self, on: bool) -> None:
         for action in (self.save_action, self.save_as_action, self.prefix_action,
@@ -347,7 +395,7 @@ class MainWindow(WindowFiles, QMainWindow):
                 text += f" (for {stale})"
             elif not analysis.shapes.complete:
                 text += " (partial: not every shape is known)"
-            self.totals.setStyleSheet("color: #888;" if stale else "")
+            set_role(self.totals, "muted" if stale else None)
         self.totals.setText(text)
         self.totals.setToolTip(text)
 
@@ -430,3 +478,18 @@ class MainWindow(WindowFiles, QMainWindow):
                              [int(self.width() * 0.3), int(self.width() * 0.24)],
                              Qt.Orientation.Horizontal)
         self._shown = True
+        self._fit_tree_dock()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if event.size().width() > event.oldSize().width():
+            self._fit_tree_dock()      # maximised: the tree gets room for its columns
+
+    def _fit_tree_dock(self) -> None:
+        """Widen the internals dock to show name, op and shape when the window has the
+        room (a window shown small, then maximised, left it 175 px wide)."""
+        if not self.tree_dock.isVisible() or self.tree_dock.isFloating():
+            return
+        wanted = min(TREE_WIDTH, int(self.width() * 0.32))
+        if self.tree_dock.width() < wanted:
+            self.resizeDocks([self.tree_dock], [wanted], Qt.Orientation.Horizontal)

@@ -70,6 +70,14 @@ class Settings:
         self._s.setValue("window/state", state)
         self._s.setValue("window/state_version", WINDOW_STATE_VERSION)
 
+    # the colour scheme: "system", "light" or "dark"
+    def theme(self) -> str:
+        value = str(self._s.value("view/theme", "system"))
+        return value if value in ("system", "light", "dark") else "system"
+
+    def set_theme(self, preference: str) -> None:
+        self._s.setValue("view/theme", preference)
+
     # the planner panel's device, search mode, threshold and budget
     def planner_choices(self) -> dict:
         try:

@@ -219,3 +219,54 @@ def test_without_dot_the_pane_says_how_to_install_it(make_window, qtbot, monkeyp
     # everything else keeps working
     window.infer_blocking({"data": (1, 3, 224, 224)})
     assert window.shape_result is not None and window.shape_result.complete
+
+
+@pytest.mark.parametrize("net, size", [("resnet18_v1", 224), ("inceptionv3", 299)])
+def test_edge_labels_overlap_neither_each_other_nor_nodes(make_window, qtbot, zoo,
+                                                          net, size) -> None:
+    """Where branches split, the shapes of the edges used to sit on top of each other."""
+    window = make_window(zoo(net, size))
+    pane = window.graph_pane
+    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=60000)
+    window.infer_blocking({"data": (1, 3, size, size)})
+    labels = [item.sceneBoundingRect() for item in pane.build.label_items]
+    assert len(labels) == len(pane.build.edge_items)
+    nodes = [item.sceneBoundingRect() for item in pane.build.node_items.values()]
+    clash = [(a, b) for k, a in enumerate(labels) for b in labels[k + 1:]
+             if a.intersects(b)]
+    on_nodes = [a for a in labels for n in nodes if a.intersects(n)]
+    assert not clash and not on_nodes, (len(clash), len(on_nodes))
+
+
+def test_the_legend_covers_no_node_and_folds(drawn, qtbot) -> None:
+    window, pane = drawn()
+    legend = pane.legend
+    assert legend.isVisible() and "convolution" in legend.text()
+    view_rect = pane.view.geometry()
+    assert not view_rect.intersects(legend.geometry())     # a strip under the graph
+    pane.legend_button.click()
+    assert not legend.isVisible()
+
+
+def test_dark_theme_recolours_graph_plots_and_words(drawn, qtbot) -> None:
+    from mxexplorer.gui.theme import DARK, LIGHT, themes
+
+    window, pane = drawn()
+    qtbot.waitUntil(lambda: window.memory is not None, timeout=5000)
+    plot = window.memory.plan_plot.plot
+    try:
+        window.theme_actions["dark"].trigger()
+        assert themes().current is DARK
+        assert pane.view.backgroundBrush().color() == QColor(DARK.canvas)
+        assert plot.backgroundBrush().color() == QColor(DARK.plot_bg)
+        qtbot.waitUntil(lambda: not pane.busy_now, timeout=10000)
+        assert pane.build.edge_items[0].pen().color() == QColor(DARK.edge)
+        assert window.palette().window().color().lightness() < 80
+        assert window.settings.theme() == "dark"
+        window.shape_form.set_message("oops", error=True)
+        assert DARK.error in window.shape_form.message.styleSheet()
+    finally:
+        window.theme_actions["light"].trigger()
+    assert themes().current is LIGHT
+    assert LIGHT.error in window.shape_form.message.styleSheet()   # kept through changes
+    assert plot.backgroundBrush().color() == QColor(LIGHT.plot_bg)

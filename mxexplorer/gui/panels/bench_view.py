@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from mxexplorer.core import benchmark
+from mxexplorer.gui.theme import Theme, style_plot, themes
 
 
 class BenchView(QWidget):
@@ -26,6 +28,13 @@ class BenchView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.bench_plot, 1)
         layout.addWidget(self.label)
+        self.apply_theme(themes().current)
+        themes().changed.connect(self.apply_theme)
+
+    @Slot(object)
+    def apply_theme(self, theme: Theme) -> None:
+        style_plot(self.bench_plot, theme)
+        self.spread.setOpts(pen=pg.mkPen(theme.plot_fg))
 
     def show_results(self, results: list[benchmark.BenchResult], verdict: str) -> None:
         """Bars at the median, whiskers over each run's range, and the verdict."""

@@ -1,43 +1,54 @@
-"""GraphLegend: the colour key over the graph's bottom-left corner (op families drawn,
-mirror stages, recomputed nodes); it lets mouse events through to the graph."""
+"""GraphLegend: the colour key in a strip under the graph (op families drawn, mirror
+stages, recomputed nodes), so it never covers a node; the Legend button folds it."""
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from mxexplorer.core import drawing
+from mxexplorer.gui.theme import current
+
+ENTRY_WIDTH = 150          # px per key entry: the strip holds width // this a row
 
 
 class GraphLegend(QLabel):
-    def __init__(self, parent: QWidget) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setStyleSheet("background: rgba(255,255,255,225); border: 1px solid #ccc;"
-                           " border-radius: 4px; padding: 4px;")
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
-        self._area = QRect()
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Maximum)
+        self._graph: drawing.VisibleGraph | None = None
+        self._per_row = 0
+        self.restyle()
+
+    def restyle(self) -> None:
+        theme = current()
+        self.setStyleSheet(f"background: {theme.legend_bg}; border-top: 1px solid "
+                           f"{theme.legend_border}; padding: 2px 6px;")
 
     def show_graph(self, graph: drawing.VisibleGraph | None) -> None:
         """The key for ``graph``'s families (None hides it)."""
+        self._graph = graph
         if graph is None:
             self.hide()
             return
-        rows = []
+        self._per_row = max(1, self.width() // ENTRY_WIDTH)
+        cells = []
         for family in graph.families():
             fill, border = drawing.FAMILY_COLOURS[family]
-            rows.append(f'<tr><td style="background:{fill}; border:1px solid {border};">'
-                        f'&nbsp;&nbsp;&nbsp;&nbsp;</td><td>&nbsp;'
-                        f'{drawing.FAMILY_NAMES[family]}</td></tr>')
-        rows.append(f'<tr><td style="border:3px solid {drawing.MIRROR_COLOUR};">'
-                    '&nbsp;&nbsp;&nbsp;</td><td>&nbsp;mirror stage</td></tr>')
-        rows.append(f'<tr><td style="border:2px dashed {drawing.RECOMPUTE_COLOUR};">'
-                    '&nbsp;&nbsp;&nbsp;</td><td>&nbsp;recomputed (force_mirroring)</td></tr>')
-        self.setText('<table cellspacing="1" style="font-size:8pt;">' + "".join(rows)
+            cells.append(f'<td style="background:{fill}; border:1px solid {border};">'
+                         f'&nbsp;&nbsp;&nbsp;&nbsp;</td><td>&nbsp;'
+                         f'{drawing.FAMILY_NAMES[family]}&nbsp;&nbsp;&nbsp;</td>')
+        cells.append(f'<td style="border:3px solid {drawing.MIRROR_COLOUR};">'
+                     '&nbsp;&nbsp;&nbsp;</td><td>&nbsp;mirror stage&nbsp;&nbsp;&nbsp;</td>')
+        cells.append(f'<td style="border:2px dashed {drawing.RECOMPUTE_COLOUR};">'
+                     '&nbsp;&nbsp;&nbsp;</td><td>&nbsp;recomputed (force_mirroring)</td>')
+        per_row = self._per_row
+        rows = ["<tr>" + "".join(cells[k:k + per_row]) + "</tr>"
+                for k in range(0, len(cells), per_row)]
+        self.setText('<table cellspacing="2" style="font-size:8pt;">' + "".join(rows)
                      + "</table>")
-        self.adjustSize()
-        self.place(self._area)
         self.show()
 
-    def place(self, area: QRect) -> None:
-        """Sit in the bottom-left corner of ``area`` (the graph's viewport)."""
-        self._area = QRect(area)
-        self.move(area.left() + 6, area.bottom() - self.height() - 6)
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if self._graph is not None and self.width() // ENTRY_WIDTH != self._per_row:
+            self.show_graph(self._graph)          # the entries flow to the new width

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QLabel, QMenu, QStackedWidget, QVBoxLayout, QWidget
 
 from mxexplorer.core import drawing, edits
@@ -35,6 +35,8 @@ from mxexplorer.gui.panels.graph_toolbar import GraphToolbar
 from mxexplorer.gui.panels.graph_view import GraphView
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.theme import Theme, set_role, themes
+from mxexplorer.gui.theme import current as current_theme
 
 
 class GraphPane(QWidget):
@@ -57,7 +59,7 @@ class GraphPane(QWidget):
         self.host = host
         self.document: GraphDocument = session.document
         self.selection = session.selection
-        self.styles = SceneStyles()
+        self.styles = SceneStyles(current_theme())
         self.show_params = False
         self.graph: drawing.VisibleGraph | None = None      # what the scene shows
         self.layout: drawing.Layout | None = None
@@ -78,6 +80,8 @@ class GraphPane(QWidget):
         self._started = 0.0
 
         self.view = GraphView()
+        self.setProperty("mx_action_area", "Graph")      # its actions, by that name
+        self.view.setProperty("mx_action_area", "Graph")
         self.view.tooltip_for = self.tooltip
         self.view.clicked.connect(self._on_clicked)
         self.view.menu_requested.connect(self._on_menu_requested)
@@ -86,7 +90,8 @@ class GraphPane(QWidget):
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.message.setStyleSheet("color: #555; padding: 20px;")
+        self.message.setContentsMargins(20, 20, 20, 20)
+        set_role(self.message, "muted")
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
         self.stack.addWidget(self.message)
@@ -107,20 +112,23 @@ class GraphPane(QWidget):
         bar.params_toggled.connect(self._on_params_toggled)
         bar.legend_toggled.connect(self._on_legend_toggled)
 
-        self.legend = GraphLegend(self.view)
+        self.legend = GraphLegend()
+        self.view.setBackgroundBrush(QColor(self.styles.theme.canvas))
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.toolbar)
         layout.addWidget(self.stack, 1)
+        layout.addWidget(self.legend)
 
-        find = QShortcut(QKeySequence.StandardKey.Find, self)
-        find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        find.activated.connect(self._focus_search)
-        again = QShortcut(QKeySequence(Qt.Key.Key_F5), self)
-        again.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        again.activated.connect(self.relayout)
+        for text, key, slot in (("Find Node", QKeySequence.StandardKey.Find, self._focus_search),
+                                ("Lay Out Again", QKeySequence(Qt.Key.Key_F5), self.relayout)):
+            action = QAction(text, self)
+            action.setShortcut(key)
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            action.triggered.connect(slot)
+            self.addAction(action)
         self._build_timer = QTimer(self)
         self._build_timer.setInterval(0)
         self._build_timer.timeout.connect(self._build_step)
@@ -133,13 +141,14 @@ class GraphPane(QWidget):
         session.analysis_changed.connect(self._on_analysis_changed)
         session.preview_changed.connect(self._on_preview_changed)
         self.selection.changed.connect(self._on_selection_changed)
+        themes().changed.connect(self._on_theme_changed)
         self.refresh()
 
     def zoom_in(self) -> None:
-        self.view.zoom_by(1.25, anchor_mouse=False)
+        self.view.zoom_in()
 
     def zoom_out(self) -> None:
-        self.view.zoom_by(0.8, anchor_mouse=False)
+        self.view.zoom_out()
 
     # ------------------------------------------------------------------ layout
     @property
@@ -309,13 +318,6 @@ class GraphPane(QWidget):
     def _update_legend(self) -> None:
         self.legend.show_graph(self.graph if self.legend_button.isChecked() else None)
 
-    def _place_legend(self) -> None:
-        self.legend.place(self.view.viewport().geometry())
-
-    def resizeEvent(self, event: Any) -> None:  # noqa: N802
-        super().resizeEvent(event)
-        self._place_legend()
-
     # ------------------------------------------------------------- selection
     @Slot(int, bool)
     def _on_clicked(self, node: int, ctrl: bool) -> None:
@@ -428,6 +430,18 @@ class GraphPane(QWidget):
         return node_tooltip(self.document, node_id,
                             result.by_entry if result is not None else None)
 
+    @Slot(object)
+    def _on_theme_changed(self, theme: Theme) -> None:
+        """New colours: the same layout drawn again (no new dot run)."""
+        self.styles = SceneStyles(theme)
+        self.view.setBackgroundBrush(QColor(theme.canvas))
+        self.legend.restyle()
+        if self.layout is not None and self.graph is not None:
+            self._cancel_pending()
+            self._pending = SceneBuild(self._visible(), self.layout, self.styles,
+                                       set(self.selection.nodes), self)
+            self._build_timer.start()
+
     # ------------------------------------------------------------ toggles
     @Slot(bool)
     def _on_params_toggled(self, on: bool) -> None:
@@ -476,5 +490,6 @@ class GraphPane(QWidget):
         disconnect_quietly((self.session.document_changed, self._on_document_changed),
                              (self.session.analysis_changed, self._on_analysis_changed),
                              (self.session.preview_changed, self._on_preview_changed),
-                             (self.selection.changed, self._on_selection_changed))
+                             (self.selection.changed, self._on_selection_changed),
+                           (themes().changed, self._on_theme_changed))
         super().closeEvent(event)

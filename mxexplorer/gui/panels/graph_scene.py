@@ -25,13 +25,12 @@ from mxexplorer.core import drawing
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.edits import FORCE_MIRRORING, MIRROR_STAGE, is_mirror_stage
 from mxexplorer.core.shapes import Shape, format_shape
+from mxexplorer.gui.theme import Theme
 
 NODE_KEY = 0        # item.data(NODE_KEY): the node id an item belongs to
 TEXT_MIN_SCALE = 0.42   # below this zoom, node text is not drawn
 LABEL_MIN_SCALE = 0.6   # below this zoom, edge shapes are not drawn
 CHUNK_SECONDS = 0.02    # scene building works in slices this long
-SELECTED_COLOUR = QColor("#1769e0")
-EDGE_COLOUR = QColor("#5a5a5a")
 HIDDEN_ATTRS = (MIRROR_STAGE, FORCE_MIRRORING)
 
 
@@ -65,7 +64,8 @@ def _spline(points: tuple[tuple[float, float], ...]) -> QPainterPath:
 class SceneStyles:
     """Pens, brushes and fonts, made once."""
 
-    def __init__(self) -> None:
+    def __init__(self, theme: Theme) -> None:
+        self.theme = theme
         self.brush = {f: QBrush(QColor(fill)) for f, (fill, _) in drawing.FAMILY_COLOURS.items()}
         self.pen = {}
         for family, (_, border) in drawing.FAMILY_COLOURS.items():
@@ -75,9 +75,9 @@ class SceneStyles:
         self.mirror = QPen(QColor(drawing.MIRROR_COLOUR), 3.0)
         self.recompute = QPen(QColor(drawing.RECOMPUTE_COLOUR), 2.2, Qt.PenStyle.DashLine)
         self.both = QPen(QColor(drawing.MIRROR_COLOUR), 3.0, Qt.PenStyle.DashLine)
-        self.selected = QPen(SELECTED_COLOUR, 3.2)
-        self.edge = QPen(EDGE_COLOUR, 1.0)
-        self.edge_brush = QBrush(EDGE_COLOUR)
+        self.selected = QPen(QColor(theme.selected), 3.2)
+        self.edge = QPen(QColor(theme.edge), 1.0)
+        self.edge_brush = QBrush(QColor(theme.edge))
         self.title = QFont(drawing.FONT)
         self.title.setPixelSize(int(drawing.FONT_SIZE))
         self.title.setBold(True)
@@ -87,8 +87,8 @@ class SceneStyles:
         self.detail.setPixelSize(int(round(drawing.DETAIL_SIZE)))
         self.label = QFont(drawing.FONT)
         self.label.setPixelSize(int(drawing.EDGE_FONT_SIZE))
-        self.label_brush = QBrush(QColor("#404040"))
-        self.stale_label_brush = QBrush(QColor("#b0b0b0"))   # shapes of an older graph
+        self.label_brush = QBrush(QColor(theme.label))
+        self.stale_label_brush = QBrush(QColor(theme.stale_label))   # of an older graph
         self._metrics: dict[int, QFontMetricsF] = {}
 
     def node_pen(self, node: drawing.VisNode, selected: bool) -> QPen:
@@ -231,6 +231,11 @@ class SceneBuild:
         used: dict[tuple[int, int], int] = {}
         st = self.styles
         brush = st.stale_label_brush if stale else st.label_brush
+        free = _FreeSpace()
+        for box in self.layout.nodes.values():
+            # with room for the border pens (a selected node's is 3.2 wide)
+            free.take(QRectF(box.x - box.w / 2 - 2, box.y - box.h / 2 - 2, box.w + 4,
+                             box.h + 4))
         for item, path in zip(self.edge_items, (e for e in self.layout.edges
                                                 if len(e.points) >= 4)):
             pair = (path.src, path.dst)
@@ -243,13 +248,63 @@ class SceneBuild:
             shape = shapes.get((edge.src, edge.index))
             if not shape:
                 continue
-            label = QGraphicsSimpleTextItem(drawing.format_dims(shape), self.label_layer)
+            text = drawing.format_dims(shape)
+            label = QGraphicsSimpleTextItem(text, self.label_layer)
             label.setFont(st.label)
             label.setBrush(brush)
             label.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-            mid = item.path().pointAtPercent(0.45)
-            label.setPos(mid.x() + 4, mid.y() - drawing.EDGE_FONT_SIZE / 2)
+            size = label.boundingRect()          # what it covers, not only the text
+            spot = free.place(item.path(), size.width() + 1, size.height() + 1)
+            label.setPos(spot.topLeft())
             self.label_items.append(label)
+
+
+class _FreeSpace:
+    """Rectangles taken on the scene (nodes, labels placed), in a grid, so that a new
+    label goes where it overlaps nothing: the first free of a few spots along its edge,
+    right of the line, then left."""
+
+    CELL = 64.0
+    SPOTS = (0.45, 0.3, 0.6, 0.2, 0.7, 0.38, 0.52, 0.12, 0.8, 0.25, 0.65, 0.05, 0.9)
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple[int, int], list[QRectF]] = {}
+
+    def _keys(self, rect: QRectF) -> list[tuple[int, int]]:
+        c = self.CELL
+        return [(i, j) for i in range(int(rect.left() // c), int(rect.right() // c) + 1)
+                for j in range(int(rect.top() // c), int(rect.bottom() // c) + 1)]
+
+    def take(self, rect: QRectF) -> None:
+        for key in self._keys(rect):
+            self.cells.setdefault(key, []).append(rect)
+
+    def is_free(self, rect: QRectF) -> bool:
+        return not any(r.intersects(rect) for key in self._keys(rect)
+                       for r in self.cells.get(key, ()))
+
+    def place(self, path: QPainterPath, width: float, height: float) -> QRectF:
+        """Where a ``width`` x ``height`` label of this edge goes (taken from now on)."""
+        first = None
+        for t in self.SPOTS:
+            p = path.pointAtPercent(t)
+            for x in (p.x() + 4, p.x() - 4 - width):
+                rect = QRectF(x, p.y() - height / 2, width, height)
+                if first is None:
+                    first = rect
+                if self.is_free(rect):
+                    self.take(rect)
+                    return rect
+        assert first is not None
+        # a crowded spot (a short edge into a wide concat): further out to the sides
+        for step in range(1, 9):
+            for dx in (step * 14.0, -step * 14.0 - width):
+                rect = QRectF(first.left() + dx, first.top(), width, height)
+                if self.is_free(rect):
+                    self.take(rect)
+                    return rect
+        self.take(first)                 # nowhere free: where it was always put
+        return first
 
 
 def node_tooltip(doc: GraphDocument, node_id: int,

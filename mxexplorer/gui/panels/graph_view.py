@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPainter
+from PySide6.QtGui import QAction, QKeySequence, QPainter
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QToolTip, QWidget
 
 from mxexplorer.gui.panels.graph_scene import NODE_KEY
@@ -32,10 +32,10 @@ class GraphView(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
-        self.setBackgroundBrush(QBrush(QColor("#fbfbfb")))
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.tooltip_for: Any = None   # callable(node id) -> html, set by the pane
         self._press: QPoint | None = None
+        self._make_actions()
 
     def node_at(self, pos: QPoint) -> int:
         for item in self.items(pos):
@@ -110,18 +110,28 @@ class GraphView(QGraphicsView):
         self.zoom_by(1.0015 ** delta)
         event.accept()
 
-    def keyPressEvent(self, event: Any) -> None:  # noqa: N802
-        key = event.key()
-        if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
-            self.zoom_by(1.25, anchor_mouse=False)
-        elif key == Qt.Key.Key_Minus:
-            self.zoom_by(0.8, anchor_mouse=False)
-        elif key in (Qt.Key.Key_0, Qt.Key.Key_F):
-            self.fit()
-        elif key == Qt.Key.Key_1:
-            self.set_zoom(1.0)
-        else:
-            super().keyPressEvent(event)
+    def _make_actions(self) -> None:
+        """The view's keys as actions (so Help > Keyboard Shortcuts and the command
+        palette know them), active while the view has the focus."""
+        for text, keys, slot in (
+                ("Zoom In", ("+", "="), self.zoom_in),
+                ("Zoom Out", ("-",), self.zoom_out),
+                ("Fit the Graph", ("0", "F"), self.fit),
+                ("Actual Size", ("1",), self.actual_size)):
+            action = QAction(text, self)
+            action.setShortcuts([QKeySequence(k) for k in keys])
+            action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+            action.triggered.connect(slot)
+            self.addAction(action)
+
+    def zoom_in(self) -> None:
+        self.zoom_by(1.25, anchor_mouse=False)
+
+    def zoom_out(self) -> None:
+        self.zoom_by(0.8, anchor_mouse=False)
+
+    def actual_size(self) -> None:
+        self.set_zoom(1.0)
 
     def mousePressEvent(self, event: Any) -> None:  # noqa: N802
         self._press = event.position().toPoint()

@@ -33,6 +33,7 @@ from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.theme import set_role
 
 
 class AttributePanel(QWidget):
@@ -65,14 +66,14 @@ class AttributePanel(QWidget):
         self.figures_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.note_label = QLabel()
         self.note_label.setWordWrap(True)
-        self.note_label.setStyleSheet("color: #555;")
+        set_role(self.note_label, "muted")
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["attribute", "value"])
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
         self.error_label = QLabel()
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color: #b00000;")
+        set_role(self.error_label, "error")
         self.new_key = QLineEdit(placeholderText="key")
         self.new_value = QLineEdit(placeholderText="value")
         self.add_button = QPushButton("Add")
@@ -188,7 +189,7 @@ class AttributePanel(QWidget):
         text = ", ".join(f for f in figures if f)
         if stale:
             text = f"{text} (for {stale})" if text else f"(shapes are for {stale})"
-        self.figures_label.setStyleSheet("color: #999;" if stale else "")
+        set_role(self.figures_label, "muted" if stale else None)
         self.figures_label.setText(text)
 
     def show_error(self, message: str) -> None:

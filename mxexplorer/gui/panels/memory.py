@@ -35,6 +35,7 @@ from mxexplorer.gui.panels.bench_view import BenchView
 from mxexplorer.gui.panels.plan_plot import PlanPlot
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.theme import set_role
 
 
 def _devices_job(progress: Any, token: Any) -> list[Device]:
@@ -284,7 +285,7 @@ class MemoryPanel(QWidget):
         self.progress.setValue(0)
 
     def _set_status(self, text: str, error: bool = False) -> None:
-        self.status.setStyleSheet("color: #b00000;" if error else "")
+        set_role(self.status, "error" if error else None)
         self.status.setText(text)
 
     @Slot()

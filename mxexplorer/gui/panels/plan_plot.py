@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from mxexplorer.core import memplan
+from mxexplorer.gui.theme import Theme, style_plot, themes
 
 
 class PlanPlot(QWidget):
@@ -27,7 +28,7 @@ class PlanPlot(QWidget):
         super().__init__(parent)
         self.probes: list[memplan.Probe] = []
         self._selected: tuple[int, ...] | None = None
-        pg.setConfigOptions(antialias=True, background="w", foreground="#333")
+        pg.setConfigOptions(antialias=True)
         self.plot = pg.PlotWidget()
         self.plot.setLabel("bottom", "threshold", units="MB")
         self.plot.setLabel("left", "training memory", units="MB")
@@ -60,6 +61,13 @@ class PlanPlot(QWidget):
         layout.addWidget(self.plot)
         self._redraw_timer = QTimer(self, singleShot=True, interval=100)
         self._redraw_timer.timeout.connect(self.redraw)
+        self.apply_theme(themes().current)
+        themes().changed.connect(self.apply_theme)
+
+    @Slot(object)
+    def apply_theme(self, theme: Theme) -> None:
+        style_plot(self.plot, theme)
+        self.baseline_line.label.setColor(theme.plot_fg)
 
     def clear(self) -> None:
         self.probes = []

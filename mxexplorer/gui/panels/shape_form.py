@@ -28,12 +28,10 @@ from mxexplorer.core.shapes import Shape, parse_shape
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.theme import set_role
 
 DTYPES = ["float32", "float16", "float64", "uint8", "int32"]
 FILTER_FROM = 12          # inputs from which the form offers a filter
-ERROR_STYLE = "color: #b00000;"
-GOOD_STYLE = "color: #205020;"
-STALE_STYLE = "color: #8a6d00;"
 
 
 def _text(shape: Shape | None) -> str:
@@ -152,8 +150,8 @@ class ShapeFormPanel(QWidget):
         given.update({k: tuple(v) for k, v in shapes.items()})
         self.session.set_input_shapes(given)
 
-    def set_message(self, text: str, error: bool = False, style: str | None = None) -> None:
-        self.message.setStyleSheet(style or (ERROR_STYLE if error else GOOD_STYLE))
+    def set_message(self, text: str, error: bool = False, role: str | None = None) -> None:
+        set_role(self.message, role or ("error" if error else "good"))
         self.message.setText(text)
 
     def _commit(self, infer: bool | None = None) -> bool:
@@ -235,7 +233,7 @@ class ShapeFormPanel(QWidget):
         stale = self.session.analysis_stale()
         if stale is not None:
             self.set_message(f"These shapes are for {stale}: press Infer shapes.",
-                             style=STALE_STYLE)
+                             role="stale")
         elif result.error is not None:
             self.set_message(f"Inference stopped at {result.error.one_line()}", error=True)
         elif result.complete:

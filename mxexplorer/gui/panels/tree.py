@@ -40,6 +40,7 @@ from mxexplorer.gui.panels.tree_model import (  # noqa: F401 - the tree's public
 )
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.theme import set_role, themes
 
 FILTER_DELAY_MS = 150      # typing pauses this long before the filter runs
 
@@ -75,7 +76,8 @@ class InternalsPanel(QWidget):
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.stale_label = QLabel()
         self.stale_label.setWordWrap(True)
-        self.stale_label.setStyleSheet("background: #fff4cc; color: #6b5200; padding: 2px 4px;")
+        self.stale_label.setContentsMargins(4, 2, 4, 2)
+        set_role(self.stale_label, "stale")
         self.stale_label.hide()
         self._filter_timer = QTimer(self, singleShot=True, interval=FILTER_DELAY_MS)
         self._filter_timer.timeout.connect(self._apply_filter)
@@ -100,6 +102,7 @@ class InternalsPanel(QWidget):
         session.document_changed.connect(self._on_document_changed)
         session.analysis_changed.connect(self._on_analysis_changed)
         session.preview_changed.connect(self._on_preview_changed)
+        themes().changed.connect(self.model.set_theme)
         # name, op and shape fit the default dock width; long names lose their start
         # (a model prefix shared by every row: "...stage1_conv0_fwd_output" tells
         # rows apart); the rest of the columns scroll into view
@@ -220,7 +223,7 @@ class InternalsPanel(QWidget):
         self._filter_timer.stop()
         error = self.proxy.set_filter(self.filter_edit.text(), self.regex_box.isChecked())
         self.filter_edit.setToolTip(error or "")
-        self.filter_edit.setStyleSheet("color: #b00;" if error else "")
+        set_role(self.filter_edit, "error" if error else None)
         if self.grouped:
             self.view.expandAll()
 
@@ -283,5 +286,6 @@ class InternalsPanel(QWidget):
         disconnect_quietly((self.session.document_changed, self._on_document_changed),
                              (self.session.analysis_changed, self._on_analysis_changed),
                              (self.session.preview_changed, self._on_preview_changed),
-                             (self.selection.changed, self._on_selection_changed))
+                             (self.selection.changed, self._on_selection_changed),
+                           (themes().changed, self.model.set_theme))
         super().closeEvent(event)  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from PySide6.QtCore import (
     QRegularExpression,
     QSortFilterProxyModel,
     Qt,
+    Slot,
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 
@@ -24,6 +25,7 @@ from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.outline import outline
 from mxexplorer.core.shapes import ShapeResult, format_shape
 from mxexplorer.core.stats import GraphStats, human_bytes, human_count
+from mxexplorer.gui.theme import LIGHT, Theme, current
 
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -31,10 +33,21 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 3
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 4
 _ROOT = QModelIndex()
 COLUMNS = ["name", "op", "shape", "memory", "params", "MACs"]
-MIRROR_BRUSH = QBrush(QColor(255, 236, 179))
-RECOMPUTE_BRUSH = QBrush(QColor(255, 214, 170))     # the graph's recompute orange, light
-ERROR_BRUSH = QBrush(QColor(200, 0, 0))
-STALE_BRUSH = QBrush(QColor(150, 150, 150))         # figures for an older graph
+
+
+class _Brushes:
+    """The tree's row colours for one theme."""
+
+    def __init__(self, theme: Theme) -> None:
+        self.mirror = QBrush(QColor(theme.mirror_row))
+        self.recompute = QBrush(QColor(theme.recompute_row))  # the graph's recompute orange
+        self.error = QBrush(QColor(theme.error))
+        self.stale = QBrush(QColor(theme.stale_text))        # figures for an older graph
+
+
+_LIGHT = _Brushes(LIGHT)
+MIRROR_BRUSH, RECOMPUTE_BRUSH = _LIGHT.mirror, _LIGHT.recompute
+ERROR_BRUSH, STALE_BRUSH = _LIGHT.error, _LIGHT.stale
 
 
 class _Proxy(QSortFilterProxyModel):
@@ -78,6 +91,7 @@ class InternalsModel(QAbstractItemModel):
         self.stats: GraphStats | None = None
         self.preview: dict[int, bool] = {}
         self.stale = False
+        self.brushes = _Brushes(current())
         self.grouped = True
         self.rows = outline(document, True)
         self._font_bold = QFont()
@@ -114,6 +128,11 @@ class InternalsModel(QAbstractItemModel):
                     stale: bool = False) -> None:
         """Figures to show; ``stale`` ones (for an older graph) are drawn grey."""
         self.shapes, self.stats, self.stale = shapes, stats, stale
+        self.cells_changed()
+
+    @Slot(object)
+    def set_theme(self, theme: Theme) -> None:
+        self.brushes = _Brushes(theme)
         self.cells_changed()
 
     def set_preview(self, tags: dict[int, bool]) -> None:
@@ -192,8 +211,8 @@ class InternalsModel(QAbstractItemModel):
         culprit = error is not None and error.node == node.name
         if role == Qt.ItemDataRole.ForegroundRole:
             if culprit and not self.stale:
-                return ERROR_BRUSH
-            return STALE_BRUSH if self.stale and col >= 2 else None
+                return self.brushes.error
+            return self.brushes.stale if self.stale and col >= 2 else None
         mirrored = edits.is_mirror_stage(node.attrs)
         # a previewed plan, else the tags the document carries (an applied plan)
         recompute = self.preview.get(node_id) if self.preview else \
@@ -201,8 +220,8 @@ class InternalsModel(QAbstractItemModel):
              else node.attrs[edits.FORCE_MIRRORING] == "True")
         if role == Qt.ItemDataRole.BackgroundRole:
             if recompute:
-                return RECOMPUTE_BRUSH
-            return MIRROR_BRUSH if mirrored else None
+                return self.brushes.recompute
+            return self.brushes.mirror if mirrored else None
         if col != 0:
             return None
         if role == Qt.ItemDataRole.FontRole:
