@@ -17,6 +17,8 @@ import os
 import platform
 import shutil
 import subprocess
+import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
@@ -281,35 +283,61 @@ def missing_message() -> str:
     return f"graphviz 'dot' is not installed; install it with: {install_hint()}"
 
 
+class DotTimeout(UserError):
+    """dot ran past its time limit and was stopped."""
+
+
 def run_dot(source: str, fmt: str, token: CancelToken | None = None,
-            poll: float = 0.05) -> bytes:
+            poll: float = 0.05, time_limit: float | None = None) -> bytes:
     """Run ``dot -T<fmt>`` on ``source``; kill it and raise :class:`Cancelled` as soon as
-    ``token`` is set.  Errors become one-line :class:`UserError`s."""
+    ``token`` is set, :class:`DotTimeout` after ``time_limit`` seconds.  Errors become
+    one-line :class:`UserError`s.
+
+    The source, the picture and dot's messages go through files, not pipes: a pipe
+    holds 64 KiB, and feeding it while waiting (``communicate`` with a timeout, then
+    again without the input) left a dot that read late waiting on its input for good.
+    """
     program = dot_program()
     if program is None:
         raise GraphvizMissing(missing_message())
-    try:
-        proc = subprocess.Popen([program, f"-T{fmt}"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    except OSError as exc:
-        raise GraphvizMissing(f"cannot run graphviz 'dot' ({exc.strerror}); "
-                              f"install it with: {install_hint()}") from None
-    data: bytes | None = source.encode("utf-8")
-    while True:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="mxexplorer-dot-") as folder:
+        src, out, err = (os.path.join(folder, n) for n in ("graph.dot", "out", "err"))
+        with open(src, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            fh.write(source)
         try:
-            out, err = proc.communicate(data, timeout=poll)
-            break
-        except subprocess.TimeoutExpired:
-            data = None
-            if token is not None and token.cancelled:
+            with open(err, "wb") as err_fh:
+                proc = subprocess.Popen([program, f"-T{fmt}", f"-o{out}", src],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=err_fh)
+        except OSError as exc:
+            raise GraphvizMissing(f"cannot run graphviz 'dot' ({exc.strerror}); "
+                                  f"install it with: {install_hint()}") from None
+        try:
+            while True:
+                try:
+                    proc.wait(timeout=poll)
+                    break
+                except subprocess.TimeoutExpired:
+                    if token is not None and token.cancelled:
+                        raise Cancelled() from None
+                    if time_limit is not None and time.monotonic() - started > time_limit:
+                        raise DotTimeout(f"graphviz dot did not finish within "
+                                         f"{time_limit:.0f} s") from None
+        finally:
+            if proc.poll() is None:
                 proc.kill()
-                proc.communicate()
-                raise Cancelled() from None
-    if proc.returncode != 0:
-        lines = [ln for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()]
-        why = lines[-1] if lines else f"exit status {proc.returncode}"
-        raise UserError(f"graphviz dot failed: {why}")
-    return out
+                proc.wait()
+        if proc.returncode != 0:
+            with open(err, encoding="utf-8", errors="replace") as fh:
+                lines = [ln for ln in fh.read().splitlines() if ln.strip()]
+            why = lines[-1] if lines else f"exit status {proc.returncode}"
+            raise UserError(f"graphviz dot failed: {why}")
+        try:
+            with open(out, "rb") as fh:
+                return fh.read()
+        except FileNotFoundError:
+            raise UserError("graphviz dot wrote nothing") from None
 
 
 # ------------------------------------------------------------------ plain output

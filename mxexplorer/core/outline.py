@@ -37,6 +37,25 @@ class Outline:
     def __len__(self) -> int:
         return len(self.parent)
 
+    def add_many(self, parent: int, entries: list[int], nodes: list[int]) -> None:
+        """Rows for these entries (of these nodes) under ``parent``, at once (a filter
+        rebuilds the outline per keystroke: 22,747 rows one call each took 36 ms)."""
+        siblings = self.children[parent] if parent >= 0 else self.top
+        first, count = len(self.parent), len(entries)
+        self.parent.extend([parent] * count)
+        self.position.extend(range(len(siblings), len(siblings) + count))
+        self.entry.extend(entries)
+        self.node.extend(nodes)
+        self.label.extend([None] * count)
+        self.children.extend([] for _ in range(count))
+        siblings.extend(range(first, first + count))
+        by_node = self.by_node
+        for r, node in zip(range(first, first + count), nodes):
+            if node in by_node:
+                by_node[node].append(r)
+            else:
+                by_node[node] = [r]
+
     def add(self, parent: int, entry: int, node: int, label: str | None = None) -> int:
         siblings = self.children[parent] if parent >= 0 else self.top
         r = len(self.parent)
@@ -52,48 +71,94 @@ class Outline:
         return r
 
 
-def outline(doc: GraphDocument, grouped: bool = True) -> Outline:
-    """The rows of ``doc``'s internals tree (computed once per revision)."""
+def outline(doc: GraphDocument, grouped: bool = True,
+            keep: frozenset[int] | None = None) -> Outline:
+    """The rows of ``doc``'s internals tree (computed once per revision); with ``keep``,
+    only those internal outputs (a filter's matches), under the same headings."""
+    if keep is not None:
+        return _build(doc, grouped, keep)
     result: Outline = doc.cached(f"outline:{grouped}", lambda: _build(doc, grouped))
     return result
 
 
-def _build(doc: GraphDocument, grouped: bool) -> Outline:
+def search_index(doc: GraphDocument) -> list[str]:
+    """Per internal output, "name\nop" in lower case (what a filter matches)."""
+    def build() -> list[str]:
+        nodes = doc.nodes
+        return [f"{e.name}\n{'' if nodes[e.node].is_variable else nodes[e.node].op}".lower()
+                for e in doc.internals()]
+    result: list[str] = doc.cached("search_index", build)
+    return result
+
+
+def matching(doc: GraphDocument, text: str, regex: bool = False
+             ) -> tuple[frozenset[int] | None, str | None]:
+    """The internal outputs whose name or op matches ``text`` (a substring, any case;
+    or a regular expression), or None for no filter; and the error of a bad pattern
+    (then nothing matches)."""
+    import re
+
+    if not text:
+        return None, None
+    index = search_index(doc)
+    if not regex:
+        needle = text.lower()
+        return frozenset(k for k, s in enumerate(index) if needle in s), None
+    try:
+        pattern = re.compile(text, re.IGNORECASE | re.MULTILINE)
+    except re.error as exc:
+        return frozenset(), f"invalid regular expression: {exc}"
+    return frozenset(k for k, s in enumerate(index) if pattern.search(s)), None
+
+
+def _build(doc: GraphDocument, grouped: bool, keep: frozenset[int] | None = None) -> Outline:
     internals = doc.internals()
     kinds = doc.kinds()
     outputs = doc.output_entries()
     key = (grouped, tuple((e.node, e.index) for e in internals), tuple(kinds),
-           tuple((e.node, e.index) for e in outputs))
+           tuple((e.node, e.index) for e in outputs), keep)
     out = Outline(grouped, key)
+    shown_entries = range(len(internals)) if keep is None else sorted(keep)
     if not grouped:
-        for k, entry in enumerate(internals):
-            out.add(-1, k, entry.node)
+        entries = list(shown_entries)
+        out.add_many(-1, entries, [internals[k].node for k in entries])
         return out
     by_kind: dict[NodeKind, list[int]] = {k: [] for _, k in GROUPS}
-    for k, entry in enumerate(internals):
+    for k in shown_entries:
+        entry = internals[k]
         by_kind[kinds[entry.node]].append(k)
     for title, kind in GROUPS:
         rows = by_kind[kind]
+        if keep is not None and not rows:
+            continue                      # filtered: no empty headings
         if kind != NodeKind.OP:
             group = out.add(-1, -1, -1, f"{title} ({len(rows)})")
-            for k in rows:
-                out.add(group, k, internals[k].node)
+            out.add_many(group, rows, [internals[k].node for k in rows])
             continue
         count = len(dict.fromkeys(internals[k].node for k in rows))
         group = out.add(-1, -1, -1, f"{title} ({count})")
         multi: dict[int, int] = {}
         shown = Counter(internals[k].node for k in rows)    # visible outputs per node
+        run: list[int] = []                  # single-output rows, added in bulk
         for k in rows:
             nid = internals[k].node
             if shown[nid] == 1:
-                out.add(group, k, nid)
+                run.append(k)
                 continue
+            if run:
+                out.add_many(group, run, [internals[j].node for j in run])
+                run = []
             if nid not in multi:
                 multi[nid] = out.add(group, k, nid, doc.nodes[nid].name)
             out.add(multi[nid], k, nid)
-    group = out.add(-1, -1, -1, f"Graph outputs ({len(outputs)})")
+        if run:
+            out.add_many(group, run, [internals[j].node for j in run])
     index_of = {(e.node, e.index): k for k, e in enumerate(internals)}
-    for e in outputs:
-        if (e.node, e.index) in index_of:
-            out.add(group, index_of[(e.node, e.index)], e.node)
+    heads = [index_of[(e.node, e.index)] for e in outputs if (e.node, e.index) in index_of]
+    heads = [k for k in heads if keep is None or k in keep]
+    if keep is not None and not heads:
+        return out
+    group = out.add(-1, -1, -1, f"Graph outputs ({len(heads)})")
+    for k in heads:
+        out.add(group, k, internals[k].node)
     return out

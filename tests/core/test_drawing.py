@@ -135,3 +135,55 @@ def test_cancel_kills_dot_promptly() -> None:
     with pytest.raises(Cancelled):
         drawing.run_dot(_big_source(), "plain", token)
     assert time.monotonic() - start < 2.0
+
+
+def _stand_in(tmp_path, body: str) -> str:
+    """A ``dot`` that does what ``body`` says (Python), for MXEXPLORER_DOT."""
+    import sys
+
+    path = tmp_path / "dot"
+    path.write_text(f"#!{sys.executable}\nimport sys, time\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+LATE_READER = """
+time.sleep(0.5)                      # busy with something else before it reads
+args = [a for a in sys.argv[1:] if not a.startswith("-")]
+source = open(args[0]).read() if args else sys.stdin.read()
+out = next((a[2:] for a in sys.argv[1:] if a.startswith("-o")), None)
+text = "graph 1 1 1\\n" + "stop\\n"
+assert source.rstrip().endswith("}"), "truncated source"
+(open(out, "w") if out else sys.stdout).write(text)
+"""
+
+
+def test_a_dot_that_reads_late_gets_its_whole_source(tmp_path, monkeypatch) -> None:
+    """The old loop gave ``communicate`` the source once, then None after the first
+    50 ms timeout: CPython then stops writing, and a dot that had not read the source
+    over the pipe's 64 KiB by then waited on stdin for good."""
+    monkeypatch.setenv("MXEXPLORER_DOT", _stand_in(tmp_path, LATE_READER))
+    source = "digraph g {\n" + "".join(f"n{i} -> n{i + 1};\n" for i in range(20000)) + "}\n"
+    assert len(source) > 4 * 65536
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            result["out"] = drawing.run_dot(source, "plain")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            result["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(20)
+    assert not worker.is_alive(), "run_dot hangs on a dot that reads its input late"
+    assert "error" not in result, result.get("error")
+    assert result["out"].startswith(b"graph 1 1 1")
+
+
+def test_a_dot_over_its_time_limit_is_stopped_in_one_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MXEXPLORER_DOT", _stand_in(tmp_path, "time.sleep(60)"))
+    start = time.monotonic()
+    with pytest.raises(drawing.DotTimeout, match="did not finish within 1 s"):
+        drawing.run_dot("digraph { a }", "plain", time_limit=1.0)
+    assert time.monotonic() - start < 3.0

@@ -36,13 +36,13 @@ from mxexplorer.gui.panels.tree_model import (  # noqa: F401 - the tree's public
     RECOMPUTE_BRUSH,
     STALE_BRUSH,
     InternalsModel,
-    _Proxy,
 )
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
 from mxexplorer.gui.theme import set_role, themes
 
 FILTER_DELAY_MS = 150      # typing pauses this long before the filter runs
+EXPAND_MATCHES = 3000      # a filtered heading with more rows than this stays folded
 
 
 class InternalsPanel(QWidget):
@@ -60,13 +60,11 @@ class InternalsPanel(QWidget):
         self.regex_box = QCheckBox("regex")
         self.grouped_box = QCheckBox("grouped")
         self.grouped_box.setChecked(True)
-        # parented: Qt deletes the models after the view, never Python's collector
-        # before it (a freed proxy under a live view crashed a later paint)
+        # parented: Qt deletes the model after the view, never Python's collector
+        # before it (a freed model under a live view crashed a later paint)
         self.model = InternalsModel(self.document, self)
-        self.proxy = _Proxy(self)
-        self.proxy.setSourceModel(self.model)
         self.view = QTreeView()
-        self.view.setModel(self.proxy)
+        self.view.setModel(self.model)
         self.view.setUniformRowHeights(True)
         self.view.setSortingEnabled(True)
         self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
@@ -163,16 +161,28 @@ class InternalsPanel(QWidget):
     def _expand_defaults(self) -> None:
         if not self.grouped:
             return
-        # operators and outputs open, the long parameter lists folded
-        for r in range(self.proxy.rowCount()):
-            idx = self.proxy.index(r, 0)
+        # operators and outputs open, the long parameter lists folded; filtered, every
+        # heading open and the nodes with several outputs too (when there are few)
+        filtered = bool(self.model.filter_text)
+        for r in range(self.model.rowCount()):
+            idx = self.model.index(r, 0)
             title = str(idx.data() or "")
-            if not title.startswith(("Parameters", "Auxiliary")) or self.filter_edit.text():
+            if filtered:
+                # a broad match stays folded: laying out thousands of rows costs the
+                # view a tenth of a second, and nobody reads them all
+                if self.model.rowCount(idx) <= EXPAND_MATCHES:
+                    self.view.expand(idx)
+            elif not title.startswith(("Parameters", "Auxiliary")):
                 self.view.expand(idx)
+        rows = self.model.rows
+        if filtered and len(rows) < 5000:
+            for r in range(len(rows)):
+                if rows.label[r] and rows.entry[r] >= 0 and rows.children[r]:
+                    self.view.expand(self.model.createIndex(rows.position[r], 0, r))
 
     # -------------------------------------------------------------- selection
     def node_rows(self, node: int) -> list[QModelIndex]:
-        """Source-model indexes (column 0) of the rows showing ``node``."""
+        """Model indexes (column 0) of the rows showing ``node``."""
         return self.model.node_indexes(node)
 
     def _select_nodes(self, nodes: list[int]) -> None:
@@ -184,8 +194,7 @@ class InternalsPanel(QWidget):
             sel = QItemSelection()
             first = None
             for node in nodes:
-                for src in self.node_rows(node)[:1]:
-                    idx = self.proxy.mapFromSource(src)
+                for idx in self.node_rows(node)[:1]:
                     if idx.isValid():
                         sel.select(idx, idx.siblingAtColumn(len(COLUMNS) - 1))
                         first = first or idx
@@ -221,11 +230,15 @@ class InternalsPanel(QWidget):
     @Slot()
     def _apply_filter(self) -> None:
         self._filter_timer.stop()
-        error = self.proxy.set_filter(self.filter_edit.text(), self.regex_box.isChecked())
+        self._syncing = True
+        try:
+            error = self.model.set_filter(self.filter_edit.text(), self.regex_box.isChecked())
+        finally:
+            self._syncing = False
         self.filter_edit.setToolTip(error or "")
         set_role(self.filter_edit, "error" if error else None)
-        if self.grouped:
-            self.view.expandAll()
+        self._expand_defaults()
+        self._select_nodes(list(self.selection.nodes))
 
     def _on_grouped_toggled(self, on: bool) -> None:
         self.model.set_grouped(on)
