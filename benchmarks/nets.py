@@ -9,6 +9,12 @@ from __future__ import annotations
 import os
 import tempfile
 
+#: real files of ../shared/corpus: an unrolled LSTM (6,084 nodes) and a
+#: sequence-to-sequence model (22,747 internals)
+CORPUS_NETS = {
+    "lstm6000": "lucasjinreal__Char-Generator-LSTM__obama-symbol.json",
+    "seq2seq22k": "decompositional-semantics-initiative__ParaBank-rewriter__symbol.json",
+}
 CACHE = os.environ.get("MXEXPLORER_BENCH_CACHE",
                        os.path.join(tempfile.gettempdir(), "mxexplorer-bench"))
 
@@ -57,7 +63,11 @@ def resnet_cifar(depth: int = 1001, num_classes: int = 10):
 
 
 def network(name: str) -> str:
-    """Path of the ``-symbol.json`` for ``name`` (built on first use)."""
+    """Path of the ``-symbol.json`` for ``name`` (built on first use; the corpus's
+    files for ``lstm6000`` and ``seq2seq22k``)."""
+    if name in CORPUS_NETS:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        return os.path.join(os.path.dirname(root), "shared", "corpus", CORPUS_NETS[name])
     os.makedirs(CACHE, exist_ok=True)
     path = os.path.join(CACHE, f"{name}-symbol.json")
     if os.path.exists(path):
@@ -95,5 +105,6 @@ def child_result(script: str, name: str) -> dict:
     """Run ``script --child`` on network ``name``; the JSON object it printed last."""
     import json
 
-    out = run_child(script, network(name))
+    base, _, flag = name.partition("#")
+    out = run_child(script, network(base) + (f"#{flag}" if flag else ""))
     return json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1])

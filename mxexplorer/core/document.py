@@ -11,7 +11,7 @@ import enum
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from mxexplorer.core import opinfo, params_file, symbol_io
@@ -72,6 +72,8 @@ class GraphDocument:
         self._params_index: list[params_file.ParamInfo] | None = None
         #: checkpoint key (as in the .params file) -> the variable's current name
         self.param_renames: dict[str, str] = {}
+        #: the user's word on a variable: a data input or a parameter (see kinds())
+        self.kind_overrides: dict[int, NodeKind] = {}
         self.revision = 0
         self._listeners: list[Listener] = []
         self._cache: dict[str, Any] = {}
@@ -123,6 +125,14 @@ class GraphDocument:
     def cached(self, key: str, build: Callable[[], Any]) -> Any:
         """``build()``, computed once per revision (what is derived from the graph)."""
         return self._cached(key, build)
+
+    def restore_kinds(self, said: dict[str, NodeKind]) -> None:
+        """What the user said of variables (by name) in an earlier session: the file is
+        read that way from the start (no edit, no new revision)."""
+        for i, node in enumerate(self.nodes):
+            if node.is_variable and node.name in said:
+                self.kind_overrides[i] = said[node.name]
+        self._cache_rev = -1              # derived data follows
 
     def warm(self) -> None:
         """Compute what every view asks for first; a worker calls this on a document
@@ -194,7 +204,16 @@ class GraphDocument:
         return opinfo.input_slots(node.op, node.attrs, len(node.inputs))
 
     def kinds(self) -> list[NodeKind]:
-        """Kind of every node: data input, parameter, auxiliary state or operator."""
+        """Kind of every node: data input, parameter, auxiliary state or operator.
+
+        A variable is a parameter when it reaches an operator through a weight-like
+        slot (weight, bias, gamma, beta ...), when it carries what only learned
+        tensors carry (``__init__``, ``__wd_mult__``), when the open checkpoint holds
+        it, or when it has a complete ``__shape__`` and joins the graph midway (every
+        other input of its consumers is computed from the data: an SSD's
+        L2Normalization scale, a YOLO anchor).  The user's word (``kind_overrides``)
+        comes last and wins.
+        """
         def build() -> list[NodeKind]:
             checkpoint = {self.param_renames.get(p.name, p.name): p.kind
                           for p in self.params_index()}
@@ -217,14 +236,41 @@ class GraphDocument:
                             kind = NodeKind.AUX
                         elif node.name.endswith(opinfo.PARAM_SUFFIXES):
                             kind = NodeKind.PARAM
+                if kind == NodeKind.DATA and (_LEARNED_ONLY & node.attrs.keys()):
+                    kind = NodeKind.PARAM
                 if checkpoint.get(node.name) == "arg":
                     kind = NodeKind.PARAM
                 elif checkpoint.get(node.name) == "aux":
                     kind = NodeKind.AUX
                 kinds[i] = kind
+            self._midway_parameters(kinds, checkpoint)
+            for i, kind in self.kind_overrides.items():
+                if i < len(kinds) and self.nodes[i].is_variable:
+                    kinds[i] = kind
             return kinds
         result: list[NodeKind] = self._cached("kinds", build)
         return result
+
+    def _midway_parameters(self, kinds: list[NodeKind], checkpoint: dict[str, str]) -> None:
+        """Data-looking variables with a complete ``__shape__`` whose consumers' other
+        inputs all come from the data are parameters (they join the graph midway)."""
+        candidates = [i for i, n in enumerate(self.nodes) if kinds[i] == NodeKind.DATA
+                      and n.name not in checkpoint and _complete_shape(n.attrs)]
+        if not candidates:
+            return
+        fed = [False] * len(self.nodes)          # computed from a plain data input
+        for i in self.order():
+            node = self.nodes[i]
+            if node.is_variable:
+                fed[i] = kinds[i] == NodeKind.DATA and i not in candidates
+            else:
+                fed[i] = any(fed[s] for s, _, _ in node.inputs)
+        users = self.consumers()
+        for i in candidates:
+            others = [(s, c) for c, _ in users[i] for s, _, _ in self.nodes[c].inputs
+                      if s != i]
+            if users[i] and others and all(fed[s] for s, _ in others):
+                kinds[i] = NodeKind.PARAM
 
     def _variables(self, aux: bool) -> list[int]:
         kinds = self.kinds()
@@ -261,10 +307,29 @@ class GraphDocument:
     def head_nodes(self) -> set[int]:
         return {h[0] for h in self.heads}
 
+    def unknown_nodes(self) -> list[int]:
+        """Operator nodes MXNet 1.9.1 cannot run, in graph order: ops it does not
+        register (plug-ins, forks, newer MXNet) and ``Custom`` ops, whose ``op_type`` the
+        training code registered in Python (``mx.operator.register``), not MXNet."""
+        def build() -> list[int]:
+            return [i for i in self.order() if not self.nodes[i].is_variable
+                    and self.unknown_op_name(i) is not None]
+        result: list[int] = self._cached("unknown_nodes", build)
+        return result
+
+    def unknown_op_name(self, node_id: int) -> str | None:
+        """How a node's unknown op is named ("Proposal", "Custom:proposal"), or None."""
+        node = self.nodes[node_id]
+        if not opinfo.is_registered(node.op):
+            return node.op
+        if opinfo.canonical_op(node.op) == "Custom":
+            return f"Custom:{node.attrs.get('op_type', '?')}"
+        return None
+
     def unknown_ops(self) -> list[str]:
-        """Ops MXNet 1.9.1 does not register (plug-ins, forks, newer MXNet)."""
-        return sorted({n.op for n in self.nodes if not n.is_variable
-                       and not opinfo.is_registered(n.op)})
+        """Ops MXNet 1.9.1 cannot run (see :meth:`unknown_nodes`), by name."""
+        return sorted({name for i in self.unknown_nodes()
+                       if (name := self.unknown_op_name(i)) is not None})
 
     def op_histogram(self) -> Counter[str]:
         return Counter(opinfo.canonical_op(self.nodes[i].op) for i in self.order()
@@ -321,7 +386,8 @@ class GraphDocument:
     def snapshot(self) -> GraphSnapshot:
         """An immutable copy for work on another thread (taken on the GUI thread)."""
         return GraphSnapshot(self.to_json(indent=None), self.revision, self.params_path,
-                             dict(self.param_renames), self.param_shapes())
+                             dict(self.param_renames), self.param_shapes(),
+                             {i: k.value for i, k in self.kind_overrides.items()})
 
     @classmethod
     def from_snapshot(cls, snap: GraphSnapshot) -> GraphDocument:
@@ -329,6 +395,7 @@ class GraphDocument:
         graph = symbol_io.parse_graph(json.loads(snap.json), upgrade=False)
         doc = cls(graph, params_path=snap.params_path)
         doc.param_renames = dict(snap.param_renames)
+        doc.kind_overrides = {i: NodeKind(k) for i, k in snap.kind_overrides.items()}
         doc.revision = snap.revision
         return doc
 
@@ -362,6 +429,19 @@ class GraphDocument:
         self.notify(Change("saved"))
 
 
+#: attributes only learned tensors carry (``lr_mult`` alone is not one: MXNet's own
+#: tests put it on a data input)
+_LEARNED_ONLY = frozenset({"__init__", "__wd_mult__", "wd_mult"})
+
+
+def _complete_shape(attrs: dict[str, str]) -> bool:
+    raw = attrs.get("__shape__")
+    if not raw:
+        return False
+    dims = opinfo.tuple_attr({"s": raw}, "s") or ()
+    return bool(dims) and all(d is not None and d > 0 for d in dims)
+
+
 @dataclass(frozen=True)
 class GraphSnapshot:
     """What a worker needs of a document: its JSON, revision and checkpoint."""
@@ -371,3 +451,4 @@ class GraphSnapshot:
     params_path: str | None
     param_renames: dict[str, str]
     param_shapes: dict[str, tuple[int, ...]]
+    kind_overrides: dict[int, str] = field(default_factory=dict)

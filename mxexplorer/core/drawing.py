@@ -14,18 +14,22 @@ Node ids in DOT are ``n<index>`` so renames never move anything.  No Qt here.
 from __future__ import annotations
 
 import os
-import platform
-import shutil
-import subprocess
-import tempfile
-import time
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 from mxexplorer.core import opinfo
 from mxexplorer.core.document import GraphDocument, NodeKind
 from mxexplorer.core.edits import FORCE_MIRRORING, is_mirror_stage
-from mxexplorer.core.errors import Cancelled, UserError
+from mxexplorer.core.errors import UserError
+from mxexplorer.core.graphviz import (  # noqa: F401 - drawing's callers use these names
+    DotTimeout,
+    GraphvizMissing,
+    dot_program,
+    install_hint,
+    missing_message,
+    run_dot,
+)
 from mxexplorer.core.progress import CancelToken
 from mxexplorer.core.symbol_io import write_atomic
 
@@ -46,6 +50,7 @@ FAMILY_COLOURS: dict[str, tuple[str, str]] = {
     "dropout": ("#e4e4e4", "#777777"),
     "other": ("#ececec", "#7c7c7c"),
     "unknown": ("#ffffff", "#d02020"),
+    "block": ("#e6ecf5", "#4a6b9a"),
 }
 FAMILY_NAMES: dict[str, str] = {
     "input": "data input", "parameter": "parameter / aux", "convolution": "convolution",
@@ -53,7 +58,7 @@ FAMILY_NAMES: dict[str, str] = {
     "activation": "activation", "pooling": "pooling", "concat": "concat / slice",
     "shape": "reshape / cast", "elementwise": "element-wise", "output": "output / loss",
     "recurrent": "recurrent / embedding", "dropout": "dropout", "other": "other op",
-    "unknown": "op unknown to MXNet",
+    "unknown": "op unknown to MXNet", "block": "block (double-click opens it)",
 }
 MIRROR_COLOUR = "#7b2cbf"     # a mirror-stage boundary: thick solid border
 RECOMPUTE_COLOUR = "#e07000"  # recomputed in backward (force_mirroring): dashed border
@@ -77,8 +82,14 @@ class VisNode:
 @dataclass(frozen=True)
 class VisEdge:
     src: int
-    index: int   # output index of ``src``
+    index: int   # output index of ``origin``
     dst: int
+    origin: int | None = None    # the node whose output it carries, when ``src`` is a block
+
+    @property
+    def entry(self) -> tuple[int, int]:
+        """The internal output the edge carries: ``(node, index)``."""
+        return (self.src if self.origin is None else self.origin, self.index)
 
 
 @dataclass(frozen=True)
@@ -169,16 +180,64 @@ _GRAPH_HEAD = (
 )
 
 
+#: a node with more edges than this on one side is a hub (an unrolled network's label
+#: slices feeding 130 steps): dot gets only its first edge there, the others are drawn
+#: straight afterwards (with all of them a 300-node overview took dot over a minute)
+HUB_EDGES = 16
+
+
+def layout_edges(edges: tuple[VisEdge, ...]) -> list[VisEdge]:
+    """The edges dot lays out: all but a hub's second and later ones."""
+    out_count = Counter(e.src for e in edges)
+    in_count = Counter(e.dst for e in edges)
+    seen_out: set[int] = set()
+    seen_in: set[int] = set()
+    keep = []
+    for e in edges:
+        if out_count[e.src] > HUB_EDGES:
+            if e.src in seen_out:
+                continue
+            seen_out.add(e.src)
+        if in_count[e.dst] > HUB_EDGES:
+            if e.dst in seen_in:
+                continue
+            seen_in.add(e.dst)
+        keep.append(e)
+    return keep
+
+
 def layout_source(graph: VisibleGraph) -> str:
     """DOT text whose layout depends only on what changes node sizes or edges (not
     on names, tags or shapes): equal text, equal layout."""
     lines = list(_GRAPH_HEAD)
     for n in graph.nodes:
         lines.append(f"  n{n.id} [label={node_label(n)}];")
-    for e in graph.edges:
+    for e in layout_edges(graph.edges):
         lines.append(f"  n{e.src} -> n{e.dst};")
     lines.append("}")
     return "\n".join(lines)
+
+
+def straight_edge(a: NodeBox, b: NodeBox) -> tuple[tuple[float, float], ...]:
+    """Control points of a straight edge from ``a``'s bottom to above ``b``'s top."""
+    p0 = (a.x, a.y + a.h / 2)
+    p3 = (b.x, b.y - b.h / 2 - 6.5)          # room for the arrowhead
+    dx, dy = p3[0] - p0[0], p3[1] - p0[1]
+    return (p0, (p0[0] + dx / 3, p0[1] + dy / 3), (p0[0] + 2 * dx / 3, p0[1] + 2 * dy / 3), p3)
+
+
+def with_hub_edges(layout: Layout, graph: VisibleGraph) -> Layout:
+    """``layout`` with the edges dot was not given (a hub's) drawn straight."""
+    laid = Counter((e.src, e.dst) for e in layout.edges)
+    extra = []
+    for e in graph.edges:
+        if laid[(e.src, e.dst)] > 0:
+            laid[(e.src, e.dst)] -= 1
+            continue
+        a, b = layout.nodes.get(e.src), layout.nodes.get(e.dst)
+        if a is not None and b is not None and e.src != e.dst:
+            extra.append(EdgePath(e.src, e.dst, straight_edge(a, b)))
+    return replace(layout, edges=layout.edges + tuple(extra)) if extra else layout
 
 
 def format_dims(shape: Iterable[int]) -> str:
@@ -213,7 +272,8 @@ def styled_source(doc: GraphDocument, graph: VisibleGraph,
         attrs = node_style(n)
         attrs["label"] = node_label(n)
         attrs["id"] = f'"n{n.id}"'
-        attrs["tooltip"] = _quote(doc.nodes[n.id].name)
+        attrs["tooltip"] = _quote(doc.nodes[n.id].name if n.id < len(doc.nodes)
+                                  else n.title)
         if attrs["color"].startswith("#"):
             attrs["color"] = f'"{attrs["color"]}"'
         attrs["fillcolor"] = f'"{attrs["fillcolor"]}"'
@@ -221,7 +281,7 @@ def styled_source(doc: GraphDocument, graph: VisibleGraph,
         lines.append(f"  n{n.id} [{body}];")
     for k, e in enumerate(graph.edges):
         extra = ""
-        shape = shapes.get((e.src, e.index)) if shapes else None
+        shape = shapes.get(e.entry) if shapes else None
         if shape:
             extra = (f', label={_quote(" " + format_dims(shape))}, fontsize={EDGE_FONT_SIZE:g}, '
                      f'fontname="{FONT}", fontcolor="#444444"')
@@ -253,93 +313,6 @@ def _legend(graph: VisibleGraph) -> list[str]:
             "  }"]
 
 
-# ------------------------------------------------------------------ running dot
-class GraphvizMissing(UserError):
-    """``dot`` is not installed."""
-
-
-def install_hint() -> str:
-    system = platform.system()
-    if system == "Darwin":
-        return "brew install graphviz"
-    if system == "Windows":
-        return "winget install graphviz (or choco install graphviz)"
-    if shutil.which("dnf"):
-        return "sudo dnf install graphviz"
-    if shutil.which("pacman"):
-        return "sudo pacman -S graphviz"
-    return "sudo apt-get install graphviz"
-
-
-def dot_program() -> str | None:
-    """Path of ``dot`` (``MXEXPLORER_DOT`` overrides the search), or None."""
-    override = os.environ.get("MXEXPLORER_DOT")
-    if override is not None:
-        return override if os.path.isfile(override) and os.access(override, os.X_OK) else None
-    return shutil.which("dot")
-
-
-def missing_message() -> str:
-    return f"graphviz 'dot' is not installed; install it with: {install_hint()}"
-
-
-class DotTimeout(UserError):
-    """dot ran past its time limit and was stopped."""
-
-
-def run_dot(source: str, fmt: str, token: CancelToken | None = None,
-            poll: float = 0.05, time_limit: float | None = None) -> bytes:
-    """Run ``dot -T<fmt>`` on ``source``; kill it and raise :class:`Cancelled` as soon as
-    ``token`` is set, :class:`DotTimeout` after ``time_limit`` seconds.  Errors become
-    one-line :class:`UserError`s.
-
-    The source, the picture and dot's messages go through files, not pipes: a pipe
-    holds 64 KiB, and feeding it while waiting (``communicate`` with a timeout, then
-    again without the input) left a dot that read late waiting on its input for good.
-    """
-    program = dot_program()
-    if program is None:
-        raise GraphvizMissing(missing_message())
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="mxexplorer-dot-") as folder:
-        src, out, err = (os.path.join(folder, n) for n in ("graph.dot", "out", "err"))
-        with open(src, "w", encoding="utf-8", errors="surrogateescape") as fh:
-            fh.write(source)
-        try:
-            with open(err, "wb") as err_fh:
-                proc = subprocess.Popen([program, f"-T{fmt}", f"-o{out}", src],
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=err_fh)
-        except OSError as exc:
-            raise GraphvizMissing(f"cannot run graphviz 'dot' ({exc.strerror}); "
-                                  f"install it with: {install_hint()}") from None
-        try:
-            while True:
-                try:
-                    proc.wait(timeout=poll)
-                    break
-                except subprocess.TimeoutExpired:
-                    if token is not None and token.cancelled:
-                        raise Cancelled() from None
-                    if time_limit is not None and time.monotonic() - started > time_limit:
-                        raise DotTimeout(f"graphviz dot did not finish within "
-                                         f"{time_limit:.0f} s") from None
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        if proc.returncode != 0:
-            with open(err, encoding="utf-8", errors="replace") as fh:
-                lines = [ln for ln in fh.read().splitlines() if ln.strip()]
-            why = lines[-1] if lines else f"exit status {proc.returncode}"
-            raise UserError(f"graphviz dot failed: {why}")
-        try:
-            with open(out, "rb") as fh:
-                return fh.read()
-        except FileNotFoundError:
-            raise UserError("graphviz dot wrote nothing") from None
-
-
 # ------------------------------------------------------------------ plain output
 @dataclass(frozen=True)
 class NodeBox:
@@ -365,6 +338,8 @@ class Layout:
     height: float
     nodes: dict[int, NodeBox]
     edges: tuple[EdgePath, ...] = field(default=())
+    method: str = "dot"      # or "layered": ours, when dot ran out of time
+    note: str = ""           # why (for the pane to say)
 
 
 def _node_id(token: str) -> int:
@@ -399,12 +374,25 @@ def parse_plain(text: str, source: str = "") -> Layout:
     return Layout(source, width, height, nodes, tuple(edges))
 
 
-def compute_layout(source: str, token: CancelToken | None = None) -> Layout:
-    """Lay out ``layout_source`` text (the worker's whole job)."""
-    out = run_dot(source, "plain", token)
+def compute_layout(source: str, token: CancelToken | None = None,
+                   graph: VisibleGraph | None = None, time_limit: float | None = None
+                   ) -> Layout:
+    """Lay out ``layout_source`` text (the worker's whole job).  With ``graph`` and a
+    ``time_limit``, a dot that runs longer is stopped and our layered layout of
+    ``graph`` is returned instead (its ``note`` says so)."""
+    try:
+        out = run_dot(source, "plain", token, time_limit=time_limit)
+    except DotTimeout:
+        if graph is None:
+            raise
+        from mxexplorer.core.layered import layered_layout
+
+        layout = layered_layout(graph, source, token)
+        return replace(layout, note=f"dot took over {time_limit:.0f} s")
     if token is not None:
         token.check()
-    return parse_plain(out.decode("utf-8", "replace"), source)
+    layout = parse_plain(out.decode("utf-8", "replace"), source)
+    return with_hub_edges(layout, graph) if graph is not None else layout
 
 
 # ------------------------------------------------------------------ files

@@ -332,3 +332,37 @@ class NodesAttrsEdit:
 
     def describe(self) -> str:
         return self.label
+
+
+@dataclass
+class SetVariableKindEdit:
+    """Say what a variable is: a data input (it gets a shape) or a parameter (learned;
+    counted in the totals), whatever the graph suggests; ``kind=None`` returns to the
+    graph's own evidence."""
+
+    node: int
+    kind: NodeKind | None
+    _old: NodeKind | None = field(default=None, init=False)
+
+    def apply(self, doc: GraphDocument) -> None:
+        if not doc.nodes[self.node].is_variable:
+            raise UserError("only variables are data inputs or parameters")
+        self._old = doc.kind_overrides.get(self.node)
+        _put_kind(doc, self.node, self.kind)
+
+    def revert(self, doc: GraphDocument) -> None:
+        _put_kind(doc, self.node, self._old)
+
+    def describe(self) -> str:
+        what = {NodeKind.DATA: "a data input", NodeKind.PARAM: "a parameter",
+                NodeKind.AUX: "an auxiliary state"}.get(self.kind, "as the graph says") \
+            if self.kind else "as the graph says"
+        return f"Treat node {self.node} as {what}"
+
+
+def _put_kind(doc: GraphDocument, node: int, kind: NodeKind | None) -> None:
+    if kind is None:
+        doc.kind_overrides.pop(node, None)
+    else:
+        doc.kind_overrides[node] = kind
+    doc.notify(Change("kinds", (node,)))

@@ -35,6 +35,8 @@ class ShapeError:
     input_name: str | None = None
 
     def one_line(self) -> str:
+        if self.node == "?":              # MXNet named no node: its words alone
+            return self.message
         return f"{self.node} ({self.op}): {self.message}"
 
 
@@ -204,6 +206,21 @@ def infer_document(doc: GraphDocument, graph_json: str, shapes: Mapping[str, Sha
     """:func:`infer` for a document already parsed from ``graph_json`` (its own copy)."""
     mx = import_mxnet()
     entries = [(e.node, e.index) for e in doc.internals()]
+    unknown_nodes = doc.unknown_nodes()
+    if unknown_nodes:
+        # MXNet refuses the whole file for one op it cannot run: infer what lies
+        # upstream of the first one, and say which it is
+        bad = unknown_nodes[0]
+        name = doc.unknown_op_name(bad) or doc.nodes[bad].op
+        known_shapes = {k: tuple(v) for k, v in (param_shapes or {}).items()}
+        known_shapes.update({k: tuple(v) for k, v in shapes.items()})
+        why = (f"custom operator {name[len('Custom:'):]!r} is registered by the Python code "
+               "that made the model (mx.operator.register), not by MXNet"
+               if name.startswith("Custom:") else
+               f"operator {name} is not registered in this MXNet (it comes from a plug-in, "
+               "a fork or a newer MXNet)")
+        err = ShapeError(doc.nodes[bad].name, name, why + "; shapes stop here", why)
+        return _upstream_of(mx, doc, bad, entries, known_shapes, revision, err)
     try:
         sym = mx.sym.load_json(graph_json)
     except mx.base.MXNetError as exc:
@@ -272,6 +289,13 @@ def _after_error(mx: Any, text: str, doc: GraphDocument, entries: list[tuple[int
     """Inference failed at some node: infer what lies upstream of it, then explain."""
     m = _IN_OPERATOR.search(text)
     bad = doc.node_named(m.group("node")) if m else None
+    return _upstream_of(mx, doc, bad, entries, given, revision, None, text)
+
+
+def _upstream_of(mx: Any, doc: GraphDocument, bad: int | None,
+                 entries: list[tuple[int, int]], given: dict[str, Shape], revision: int,
+                 err: ShapeError | None, text: str = "") -> ShapeResult:
+    """The shapes of everything ``bad`` depends on, with the error at ``bad``."""
     upstream: dict[tuple[int, int], Shape] = {}
     if bad is not None and doc.nodes[bad].inputs:
         sub_nodes, sub_heads, old_ids = subgraph.cut(doc.nodes, list(doc.nodes[bad].inputs))
@@ -290,7 +314,8 @@ def _after_error(mx: Any, text: str, doc: GraphDocument, entries: list[tuple[int
                     upstream[(old_ids[e.node], e.index)] = shape
         except mx.base.MXNetError:
             pass
-    err = explain(text, doc, upstream)
+    if err is None:
+        err = explain(text, doc, upstream)
     return ShapeResult(
         internal_shapes=tuple(upstream.get(e) for e in entries),
         internal_dtypes=tuple(None for _ in entries),

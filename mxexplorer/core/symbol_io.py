@@ -416,13 +416,13 @@ def upgrade_with_mxnet(text: str) -> ParsedGraph:
 
 
 def mxnet_message(exc: BaseException) -> str:
-    """The informative line of an MXNetError (no C++ stack, no log prefix)."""
-    text = str(exc).strip()
-    for marker in ("Stack trace", "\n\n"):
-        if marker in text:
-            text = text.split(marker, 1)[0]
+    """The informative line of an MXNetError (no C++ stack or "traceback" of MXNet's
+    source files, no log prefix)."""
+    text = re.split(r"Stack trace|\n\n", str(exc).strip(), maxsplit=1)[0]
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    text = " ".join(lines)
+    start = next((k for k, ln in enumerate(lines) if ln.startswith("MXNetError:")), 0)
+    text = " ".join(ln for ln in lines[start:]
+                    if not ln.startswith(("Traceback (most recent call last)", 'File "')))
     if text.startswith("MXNetError: "):
         text = text[len("MXNetError: "):]
     text = re.sub(r"\[\d\d:\d\d:\d\d\] \S+:\d+: ", "", text)

@@ -18,6 +18,8 @@ class DialogHost(Protocol):
 
     def show_status(self, text: str, ms: int = 0) -> None: ...
 
+    def ask_yes_no(self, title: str, question: str) -> bool: ...
+
 
 class WidgetHost:
     """Dialogs parented to ``widget``; status lines in ``status_bar`` when given."""
@@ -36,3 +38,7 @@ class WidgetHost:
     def show_status(self, text: str, ms: int = 0) -> None:
         if self.status_bar is not None:
             self.status_bar.showMessage(text, ms)
+
+    def ask_yes_no(self, title: str, question: str) -> bool:
+        answer = QMessageBox.question(self.widget, title, question)
+        return answer == QMessageBox.StandardButton.Yes

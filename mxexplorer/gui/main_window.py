@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QInputDialog,
@@ -28,8 +28,6 @@ from mxexplorer.core.edits import Edit
 from mxexplorer.core.shapes import Shape, ShapeResult
 from mxexplorer.gui import workers
 from mxexplorer.gui.bridge import disconnect_quietly
-from mxexplorer.gui.command_palette import CommandPalette
-from mxexplorer.gui.help import AboutDialog, ShortcutsDialog
 from mxexplorer.gui.host import WidgetHost
 from mxexplorer.gui.mxnet_loader import loader
 from mxexplorer.gui.panels.graph_pane import GraphPane
@@ -39,8 +37,9 @@ from mxexplorer.gui.panels.shape_form import ShapeFormPanel
 from mxexplorer.gui.panels.tree import InternalsPanel
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
-from mxexplorer.gui.theme import set_role, themes
+from mxexplorer.gui.theme import set_role
 from mxexplorer.gui.window_files import WindowFiles
+from mxexplorer.gui.window_help import WindowHelp
 
 #: every main window not yet closed: a window opened for a second file has no other
 #: Python owner, and a wrapper collected takes its window with it
@@ -86,7 +85,7 @@ def _placeholder(text: str) -> QLabel:
     return label
 
 
-class MainWindow(WindowFiles, QMainWindow):
+class MainWindow(WindowFiles, WindowHelp, QMainWindow):
     def __init__(self, settings: Settings | None = None) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -97,6 +96,7 @@ class MainWindow(WindowFiles, QMainWindow):
         self.shape_form: ShapeFormPanel | None = None
         self.graph_pane: GraphPane | None = None
         self.memory: MemoryPanel | None = None
+        self._building_memory: MemoryPanel | None = None
         self._confirmed_overwrite = False
         self._shown = False
         self._open_job = workers.JobSlot(self)
@@ -212,48 +212,8 @@ class MainWindow(WindowFiles, QMainWindow):
         view_menu = bar.addMenu("&View")
         for dock in (self.tree_dock, self.inspector_dock, self.shapes_dock, self.memory_dock):
             view_menu.addAction(dock.toggleViewAction())
-        view_menu.addSeparator()
-        theme_menu = view_menu.addMenu("&Theme")
-        self.theme_group = QActionGroup(self)
-        self.theme_actions = {}
-        for pref, text in (("system", "Follow the &System"), ("light", "&Light"),
-                           ("dark", "&Dark")):
-            action = theme_menu.addAction(text)
-            action.setCheckable(True)
-            action.setData(pref)
-            self.theme_group.addAction(action)
-            self.theme_actions[pref] = action
-        self.theme_actions[themes().preference].setChecked(True)
-        self.theme_group.triggered.connect(self._on_theme_chosen)
-        help_menu = bar.addMenu("&Help")
-        self.palette_action = help_menu.addAction("&Command Palette...",
-                                                  QKeySequence("Ctrl+Shift+P"),
-                                                  self.show_command_palette)
-        help_menu.addAction("&Keyboard Shortcuts", QKeySequence.StandardKey.HelpContents,
-                            self._on_shortcuts_triggered)
-        help_menu.addAction("&About mxexplorer", self._on_about_triggered)
+        self.add_theme_and_help_menus(bar, view_menu)
         self._set_document_actions(False)
-
-    def show_command_palette(self) -> CommandPalette:
-        palette = CommandPalette(self)
-        palette.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        palette.show()
-        palette.query.setFocus()
-        return palette
-
-    def _on_shortcuts_triggered(self) -> None:
-        ShortcutsDialog(self).exec()
-
-    def _on_about_triggered(self) -> None:
-        AboutDialog(self).exec()
-
-    @Slot(QAction)
-    def _on_theme_chosen(self, action: QAction) -> None:
-        preference = str(action.data())
-        self.settings.set_theme(preference)
-        themes().set_preference(preference)
-        for window in all_windows():
-            window.theme_actions[preference].setChecked(True)
 
     def _set_document_actions(self, on: bool) -> None:
         for action in (self.save_action, self.save_as_action, self.prefix_action,
@@ -285,7 +245,7 @@ class MainWindow(WindowFiles, QMainWindow):
         """Show ``doc`` in a new session; the window owns it from now on."""
         old = self.session
         for panel in (self.tree, self.inspector, self.shape_form, self.graph_pane,
-                      self.memory):
+                      self.memory or self._building_memory):
             if panel is not None:
                 panel.close()
                 panel.deleteLater()      # Qt deletes it, children in order
@@ -303,7 +263,7 @@ class MainWindow(WindowFiles, QMainWindow):
         self.shapes_dock.setWidget(self.shape_form)
         self.graph_pane = GraphPane(session, self.settings, host)
         self.setCentralWidget(self.graph_pane)
-        self.memory = None
+        self.memory = self._building_memory = None
         # the planner's plots are built on the next turn: opening a big graph stays
         # in steps under 100 ms
         self._memory_timer.start()
@@ -330,8 +290,18 @@ class MainWindow(WindowFiles, QMainWindow):
     def _install_memory_panel(self) -> None:
         if self.session is None or self.memory is not None:
             return
-        self.memory = MemoryPanel(self.session, self.settings, self.host)
-        self.memory_dock.setWidget(self.memory)
+        panel = MemoryPanel(self.session, self.settings, self.host)
+        self.memory_dock.setWidget(panel)
+        panel.built.connect(self._on_memory_built)
+        self._building_memory = panel
+
+    @Slot()
+    def _on_memory_built(self) -> None:
+        """The planner panel is whole (its plots come on later turns)."""
+        panel = self._building_memory
+        if panel is not None and self.memory_dock.widget() is panel:
+            self.memory = panel
+        self._building_memory = None
 
     def show_error(self, title: str, message: str) -> None:
         self.host.show_error(title, message)

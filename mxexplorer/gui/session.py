@@ -23,7 +23,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
 from mxexplorer.core import benchmark, jobs, memplan, shapes, stats
-from mxexplorer.core.document import Change, GraphDocument, GraphSnapshot
+from mxexplorer.core.document import Change, GraphDocument, GraphSnapshot, NodeKind
 from mxexplorer.core.edits import Edit, NodesAttrsEdit, RenameNodeEdit, mirror_stage_edit
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.recovery import RecoveryFile, RecoveryStore
@@ -118,6 +118,7 @@ class DocumentSession(QObject):
         self.inference.failed.connect(self._on_inference_failed)
         self.planner.finished.connect(self._on_planner_finished)
         loader().state_changed.connect(self._on_mxnet_state)
+        self._restore_kinds()
         self._shapes = self._ids(self._initial_shapes())
 
     # ---------------------------------------------------------------- edits
@@ -144,8 +145,20 @@ class DocumentSession(QObject):
         """The document differs from its file (edits, or restored after a crash)."""
         return self.base_modified or not self.undo_stack.isClean()
 
+    def _restore_kinds(self) -> None:
+        """What the user said of variables in this file before (data or parameter)."""
+        doc = self.document
+        said = self.settings.variable_kinds(doc.path) if doc.path else {}
+        kinds = {name: NodeKind(v) for name, v in said.items() if v in ("data", "param")}
+        if kinds:
+            doc.restore_kinds(kinds)
+
     @Slot(object)
     def _on_document_changed(self, change: Change) -> None:
+        doc = self.document
+        if change.kind == "kinds" and doc.path:
+            self.settings.set_variable_kinds(doc.path, {
+                doc.nodes[i].name: k.value for i, k in doc.kind_overrides.items()})
         self.document_changed.emit(change)
         if change.kind == "saved":
             return

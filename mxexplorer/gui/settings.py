@@ -89,6 +89,18 @@ class Settings:
     def set_planner_choices(self, choices: dict) -> None:
         self._s.setValue("planner/choices", json.dumps(choices))
 
+    # what the user said a variable is, per file: {name: "data" | "param"}
+    def variable_kinds(self, path: str) -> dict[str, str]:
+        raw = self._s.value("kinds/" + _key(path))
+        try:
+            value = json.loads(str(raw)) if raw else {}
+        except ValueError:
+            return {}
+        return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+    def set_variable_kinds(self, path: str, kinds: dict[str, str]) -> None:
+        self._s.setValue("kinds/" + _key(path), json.dumps(kinds))
+
     # shapes used per file
     def last_shapes(self, path: str) -> dict[str, tuple[int, ...]]:
         raw = self._s.value("shapes/" + _key(path))

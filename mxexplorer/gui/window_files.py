@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QPoint, Slot
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from mxexplorer.core import drawing
+from mxexplorer.core import blocks, drawing
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.recovery import RecoveryStore
@@ -56,7 +56,11 @@ class WindowFiles:
             doc = GraphDocument.open(path)
             token.check()
             doc.warm()
-            drawing.document_layout_source(doc)
+            graph = drawing.visible_graph(doc)
+            if len(graph.nodes) > blocks.COLLAPSE_ABOVE:
+                blocks.block_tree(doc, graph)     # the overview the pane will draw
+            else:
+                drawing.document_layout_source(doc)
             return doc
 
         self._open_job.start(job)

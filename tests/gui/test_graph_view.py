@@ -164,10 +164,16 @@ def test_zoom_keys_wheel_and_fit(drawn, qtbot) -> None:
     assert view.scale_factor == pytest.approx(1.25)
     QTest.keyClick(view, Qt.Key.Key_Minus)
     assert view.scale_factor == pytest.approx(1.0)
+    # Fit: a graph too tall to read whole shows its top, readable (it was 0 % for a
+    # 1001-layer ResNet), and the minimap the rest
     QTest.keyClick(view, Qt.Key.Key_0)
     rect = view.mapToScene(view.viewport().rect()).boundingRect()
-    assert rect.contains(pane.build.scene.itemsBoundingRect().adjusted(2, 2, -2, -2))
+    assert view.scale_factor >= 0.42 and pane.build.text_layer.isVisible()
+    data = window.document.find("data")[0]
+    assert rect.contains(pane.build.node_items[data].boundingRect())
+    assert pane.minimap.isVisible()
     # zoomed far out, text is not drawn; zoomed in it is
+    view.set_zoom(0.1)
     assert not pane.build.text_layer.isVisible()
     view.set_zoom(1.0)
     assert pane.build.text_layer.isVisible()
@@ -214,7 +220,7 @@ def test_without_dot_the_pane_says_how_to_install_it(make_window, qtbot, monkeyp
     monkeypatch.setenv("MXEXPLORER_DOT", "/nonexistent/dot")
     window = make_window(R18)
     pane = window.graph_pane
-    assert pane.stack.currentWidget() is pane.message
+    qtbot.waitUntil(lambda: pane.stack.currentWidget() is pane.message, timeout=5000)
     assert "install it with" in pane.message.text() and "graphviz" in pane.message.text()
     # everything else keeps working
     window.infer_blocking({"data": (1, 3, 224, 224)})
@@ -270,3 +276,80 @@ def test_dark_theme_recolours_graph_plots_and_words(drawn, qtbot) -> None:
     assert themes().current is LIGHT
     assert LIGHT.error in window.shape_form.message.styleSheet()   # kept through changes
     assert plot.backgroundBrush().color() == QColor(LIGHT.plot_bg)
+
+
+@pytest.fixture(scope="module")
+def resnet1001(tmp_path_factory):
+    """The 1001-layer ResNet of the memonger paper (3,342 visible nodes)."""
+    import sys
+
+    from tests.conftest import REPO
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import nets
+    finally:
+        sys.path.pop(0)
+    path = tmp_path_factory.mktemp("r1001") / "resnet1001-symbol.json"
+    nets.resnet_cifar(1001).save(str(path))
+    return path
+
+
+def test_a_big_graph_opens_as_blocks_that_open_in_place(make_window, qtbot,
+                                                        resnet1001) -> None:
+    from mxexplorer.core import blocks
+
+    window = make_window(resnet1001)
+    pane = window.graph_pane
+    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=60000)
+    assert len(drawing.visible_graph(window.document).nodes) > blocks.COLLAPSE_ABOVE
+    shown = pane.build.node_items
+    block_ids = [i for i in shown if blocks.is_block(i)]
+    assert len(shown) <= blocks.BUDGET and block_ids
+    assert pane.toolbar.blocks_button.isChecked()
+    tree = pane.blocks.tree
+    closed = next(i for i in block_ids if tree.blocks[tree.by_id[i]].children == ()
+                  and tree.blocks[tree.by_id[i]].size > 3)
+    key = tree.by_id[closed]
+    assert "operators" in pane.tooltip(closed)
+    # a node inside the closed block: the graph centres the block for it
+    member = tree.members(key)[0]
+    assert pane.visible_node_for(member) == closed
+    # double-click opens the block in place: its nodes are drawn, the rest stays
+    item = shown[closed]
+    pane.center_on(closed)
+    pos = pane.view.mapFromScene(item.boundingRect().center())
+    with qtbot.waitSignal(pane.drawn, timeout=60000):
+        QTest.mouseDClick(pane.view.viewport(), Qt.MouseButton.LeftButton,
+                          Qt.KeyboardModifier.NoModifier, pos)
+    assert member in pane.build.node_items and closed not in pane.build.node_items
+    assert len(pane.build.node_items) <= blocks.BUDGET + blocks.SEGMENT_MAX
+    # and closes again
+    with qtbot.waitSignal(pane.drawn, timeout=60000):
+        pane.close_block(key)
+    assert closed in pane.build.node_items
+
+
+SLOW_DOT = "time.sleep(120)"
+
+
+def test_a_dot_over_its_time_limit_gives_way_to_the_layered_layout(make_window, qtbot,
+                                                                   tmp_path,
+                                                                   monkeypatch) -> None:
+    from tests.core.test_drawing import _stand_in
+
+    monkeypatch.setenv("MXEXPLORER_DOT", _stand_in(tmp_path, SLOW_DOT))
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    pane = window.graph_pane
+    assert pane.busy_now                      # dot (the slow stand-in) is running
+    # cancel stops it at once
+    pane.cancel_button.click()
+    assert not pane.busy_now and "cancelled" in pane.message.text()
+    # with a time limit, the layered layout is drawn and the pane says so
+    pane.layouter.time_limit = 1.0
+    with qtbot.waitSignal(pane.drawn, timeout=20000):
+        pane.relayout()
+    assert pane.layout.method == "layered"
+    assert "layered layout (dot took over 1 s)" == pane.toolbar.layout_label.text()
+    assert set(pane.build.node_items) == {n.id for n in
+                                          drawing.visible_graph(window.document).nodes}

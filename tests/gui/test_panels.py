@@ -99,6 +99,7 @@ def test_planner_alone_plans_selects_a_point_and_applies_it(alone, qtbot) -> Non
     doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
     panel, session = alone(MemoryPanel, doc)
     session.set_input_shapes({"data": (4, 3, 64, 64)}, infer=False)
+    qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=5000)   # plots in
     panel.stages.setCurrentIndex(panel.stages.findData("auto"))
     panel.search.setCurrentIndex(panel.search.findData("original"))
     with qtbot.waitSignal(panel.finished, timeout=120000):
@@ -114,3 +115,52 @@ def test_planner_alone_plans_selects_a_point_and_applies_it(alone, qtbot) -> Non
     assert session.plan_applied() and not panel.apply_button.isEnabled()
     kept = {i for i, n in enumerate(doc.nodes) if n.attrs.get(edits.FORCE_MIRRORING) == "False"}
     assert kept == set(other.kept)
+
+
+def test_inspector_alone_flips_a_variable_and_the_file_remembers(alone, settings,
+                                                                 tmp_path, qtbot) -> None:
+    import mxnet as mx
+
+    from mxexplorer.core.document import NodeKind
+
+    sym = mx.sym.broadcast_add(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4),
+                               mx.sym.var("offset"))
+    path = tmp_path / "net-symbol.json"
+    sym.save(str(path))
+    inspector, session = alone(AttributePanel, GraphDocument.open(str(path)))
+    doc = session.document
+    offset = doc.find("offset")[0]
+    session.selection.set([offset])
+    assert inspector.kind_box.isEnabled()
+    inspector.kind_box.setCurrentIndex(inspector.kind_box.findData(NodeKind.PARAM.value))
+    inspector.kind_box.activated.emit(inspector.kind_box.currentIndex())
+    assert doc.kinds()[offset] == NodeKind.PARAM and session.undo_stack.count() == 1
+    assert "offset" not in session.input_shapes()
+    # the next time this file opens, offset is a parameter still
+    again, _ = alone(AttributePanel, GraphDocument.open(str(path)))
+    assert again.document.kinds()[offset] == NodeKind.PARAM
+    session.undo_stack.undo()
+    assert doc.kinds()[offset] == NodeKind.DATA
+    assert settings.variable_kinds(str(path)) == {}
+
+
+def test_tree_alone_shows_a_long_list_as_it_scrolls_and_finds_any_row(alone,
+                                                                      qtbot) -> None:
+    """18,000 operators expanded at once stalled the window: the rows arrive a few
+    hundred at a time, and a node selected elsewhere is always found."""
+    from mxexplorer.gui.panels.tree_model import FETCH_ROWS
+
+    x = mx.sym.var("data")
+    for k in range(3 * FETCH_ROWS):
+        x = mx.sym.relu(x, name=f"relu{k}")
+    tree, session = alone(InternalsPanel, GraphDocument.from_json(x.tojson()))
+    model = tree.model
+    ops = next(model.index(r, 0) for r in range(model.rowCount())
+               if str(model.index(r, 0).data()).startswith("Operators"))
+    assert model.rowCount(ops) == FETCH_ROWS and model.canFetchMore(ops)
+    model.fetchMore(ops)
+    assert model.rowCount(ops) == 2 * FETCH_ROWS
+    last = session.document.find(f"relu{3 * FETCH_ROWS - 1}")[0]
+    session.selection.set([last])                  # from the graph, say
+    assert tree.selected_nodes() == [last]
+    assert model.rowCount(ops) == 3 * FETCH_ROWS and not model.canFetchMore(ops)

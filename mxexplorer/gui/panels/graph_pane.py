@@ -19,11 +19,13 @@ from PySide6.QtWidgets import QLabel, QMenu, QStackedWidget, QVBoxLayout, QWidge
 
 from mxexplorer.core import drawing, edits
 from mxexplorer.core.document import Change, GraphDocument
-from mxexplorer.gui import workers
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
+from mxexplorer.gui.panels.graph_blocks import BlockState
 from mxexplorer.gui.panels.graph_export import GraphExporter
+from mxexplorer.gui.panels.graph_layouter import SceneLayouter
 from mxexplorer.gui.panels.graph_legend import GraphLegend
+from mxexplorer.gui.panels.graph_minimap import GraphMinimap
 from mxexplorer.gui.panels.graph_scene import (
     LABEL_MIN_SCALE,
     TEXT_MIN_SCALE,
@@ -62,13 +64,12 @@ class GraphPane(QWidget):
         self.styles = SceneStyles(current_theme())
         self.show_params = False
         self.graph: drawing.VisibleGraph | None = None      # what the scene shows
-        self.layout: drawing.Layout | None = None
         self.build: SceneBuild | None = None                # the scene on screen
-        self._pending: SceneBuild | None = None             # a scene being built
-        self._wanted_source = ""                            # the layout asked for last
-        self._layout_job = workers.JobSlot(self)
-        self._layout_job.finished.connect(self._on_layout_finished)
-        self._layout_job.failed.connect(self._on_layout_failed)
+        self.layouter = SceneLayouter(self._shown, self)
+        self.layouter.styles = self.styles
+        self.layouter.selected = self._drawn_selection
+        self.layouter.built.connect(self._swap_in)
+        self.layouter.failed.connect(self._on_layout_failed)
         self.exporter = GraphExporter(self.export_source, host, self)
         self.exported = self.exporter.exported
         self._matches: list[int] = []
@@ -78,6 +79,7 @@ class GraphPane(QWidget):
         self._own_change = False                   # the selection came from a click here
         self.last_layout_seconds = 0.0
         self._started = 0.0
+        self.blocks = BlockState()
 
         self.view = GraphView()
         self.setProperty("mx_action_area", "Graph")      # its actions, by that name
@@ -86,6 +88,7 @@ class GraphPane(QWidget):
         self.view.clicked.connect(self._on_clicked)
         self.view.menu_requested.connect(self._on_menu_requested)
         self.view.zoomed.connect(self._on_zoomed)
+        self.view.double_clicked.connect(self._on_double_clicked)
         self.message = QLabel()
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
@@ -104,15 +107,18 @@ class GraphPane(QWidget):
         self.cancel_button = bar.cancel_button
         bar.search.textChanged.connect(self._on_search_changed)
         bar.find_next_requested.connect(self.find_next)
-        bar.zoom_in_requested.connect(self.zoom_in)
-        bar.zoom_out_requested.connect(self.zoom_out)
+        bar.zoom_in_requested.connect(self.view.zoom_in)
+        bar.zoom_out_requested.connect(self.view.zoom_out)
         bar.fit_requested.connect(self.view.fit)
         bar.export_requested.connect(self.export_dialog)
         bar.cancel_requested.connect(self.cancel_layout)
         bar.params_toggled.connect(self._on_params_toggled)
         bar.legend_toggled.connect(self._on_legend_toggled)
+        bar.blocks_toggled.connect(self._on_blocks_toggled)
+        self.layouter.busy.connect(bar.show_busy)
 
         self.legend = GraphLegend()
+        self.minimap = GraphMinimap(self.view)
         self.view.setBackgroundBrush(QColor(self.styles.theme.canvas))
 
         layout = QVBoxLayout(self)
@@ -129,9 +135,6 @@ class GraphPane(QWidget):
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             action.triggered.connect(slot)
             self.addAction(action)
-        self._build_timer = QTimer(self)
-        self._build_timer.setInterval(0)
-        self._build_timer.timeout.connect(self._build_step)
         self._relayout_timer = QTimer(self)
         self._relayout_timer.setSingleShot(True)
         self._relayout_timer.setInterval(120)
@@ -142,115 +145,59 @@ class GraphPane(QWidget):
         session.preview_changed.connect(self._on_preview_changed)
         self.selection.changed.connect(self._on_selection_changed)
         themes().changed.connect(self._on_theme_changed)
-        self.refresh()
-
-    def zoom_in(self) -> None:
-        self.view.zoom_in()
-
-    def zoom_out(self) -> None:
-        self.view.zoom_out()
+        # the first layout is asked for on the next turn: opening stays in short steps
+        self._first_timer = QTimer(self, singleShot=True, interval=0)
+        self._first_timer.timeout.connect(self.refresh)
+        self._first_timer.start()
 
     # ------------------------------------------------------------------ layout
     @property
     def busy_now(self) -> bool:
-        return self._layout_job.busy or self._pending is not None
+        return self.layouter.busy_now or self._first_timer.isActive()
+
+    @property
+    def layout(self) -> drawing.Layout | None:
+        return self.layouter.layout
 
     def relayout(self) -> None:
         """Lay the graph out again even if nothing changed (after a cancel or a failure)."""
-        self.cancel_layout(quiet=True)
+        self.layouter.cancel()
         self.refresh(force=True)
 
     def refresh(self, force: bool = False) -> None:
         """Bring the picture in line with the document: restyle when the layout
         would not change, else lay it out again (superseding any run in flight)."""
-        graph = self._visible()
-        source = drawing.document_layout_source(self.document, self.show_params)
-        if source == self._wanted_source and not force:
-            self._restyle(graph)
-            return
-        if not force and self.layout is not None and source == self.layout.source \
-                and not self._layout_job.busy:
-            self._cancel_pending()
-            self._wanted_source = source
-            self._restyle(graph)
-            return
-        self.cancel_layout(quiet=True)
-        self._wanted_source = source
-        if drawing.dot_program() is None:
-            self._fail(drawing.missing_message())
-            return
+        graph, source = self._shown()
         self._started = time.perf_counter()
-
-        def job(progress: Any, token: Any) -> drawing.Layout:
-            return drawing.compute_layout(source, token)
-
-        self._layout_job.start(job)
-        self.toolbar.show_busy(f"Laying out {len(graph.nodes):,} nodes with graphviz "
-                               "dot\u2026")
+        if not self.layouter.request(graph, source, force):
+            self._restyle(graph)
 
     def cancel_layout(self, quiet: bool = False) -> None:
         """Stop the layout in flight (dot is killed) and any scene being built."""
-        self._layout_job.cancel(quiet=True)
-        self._cancel_pending()
-        self._wanted_source = self.layout.source if self.layout is not None else ""
+        self._first_timer.stop()
+        self.layouter.cancel()
         self.toolbar.hide_busy()
         if not quiet and self.layout is None:
             self._show_message("Layout cancelled. Press F5 or toggle Parameters to lay "
                                "the graph out again.")
-
-    def _cancel_pending(self) -> None:
-        self._build_timer.stop()
-        if self._pending is not None:
-            self._pending.close()
-            self._pending.scene.deleteLater()
-            self._pending = None
 
     def _show_message(self, text: str) -> None:
         self.message.setText(text)
         self.stack.setCurrentWidget(self.message)
         self.legend.hide()
 
-    def _fail(self, message: str) -> None:
+    @Slot(str)
+    def _on_layout_failed(self, message: str) -> None:
         self.toolbar.hide_busy()
-        self._wanted_source = self.layout.source if self.layout is not None else ""
         self._show_message(message)
         self.layout_failed.emit(message)
 
     @Slot(object)
-    def _on_layout_finished(self, layout: drawing.Layout) -> None:
-        if layout.source != self._wanted_source:
-            return  # superseded
-        graph = self._visible()
-        if drawing.document_layout_source(self.document, self.show_params) != layout.source:
-            self.refresh()   # the document moved on while dot ran
-            return
-        self._cancel_pending()
-        self._pending = SceneBuild(graph, layout, self.styles, set(self.selection.nodes),
-                                   self)
-        self.toolbar.show_busy(f"Drawing {len(graph.nodes):,} nodes\u2026")
-        self._build_timer.start()
-
-    @Slot(str)
-    def _on_layout_failed(self, message: str) -> None:
-        self._fail(message.strip().splitlines()[-1])
-
-    @Slot()
-    def _build_step(self) -> None:
-        build = self._pending
-        if build is None:
-            self._build_timer.stop()
-            return
-        if not build.step():
-            return
-        self._build_timer.stop()
-        self._pending = None
-        self._swap_in(build)
-
     def _swap_in(self, build: SceneBuild) -> None:
         anchor = self.view.anchor(self.build.node_items) if self.build is not None \
             else None
         old = self.build
-        self.build, self.layout, self.graph = build, build.layout, build.graph
+        self.build, self.graph = build, build.graph
         self.view.setScene(build.scene)
         if old is not None:
             old.scene.deleteLater()
@@ -264,19 +211,31 @@ class GraphPane(QWidget):
             self.view.restore_anchor(anchor, build.node_items)
         self._apply_lod(self.view.scale_factor)
         self._update_legend()
+        self.minimap.show_layout(build.graph, build.layout, self.styles.theme.canvas)
+        self.toolbar.set_blocks(self.blocks.tree is not None)
+        self.toolbar.set_layout_note(build.layout.method, build.layout.note,
+                                     len(build.graph.nodes))
         self.last_layout_seconds = time.perf_counter() - self._started
         self.drawn.emit()
 
     # ---------------------------------------------------------------- styling
-    def _visible(self) -> drawing.VisibleGraph:
-        """What to draw: the document's graph, with the session's plan preview."""
+    def _shown(self) -> tuple[drawing.VisibleGraph, str]:
+        """What to draw (the document's graph with the session's plan preview, big ones
+        as blocks) and its layout source."""
         graph = drawing.visible_graph(self.document, self.show_params)
         preview = self.session.preview_tags()
-        if preview is None:
-            return graph
-        nodes = tuple(dataclasses.replace(n, recompute=bool(preview.get(n.id)))
-                      for n in graph.nodes)
-        return dataclasses.replace(graph, nodes=nodes)
+        previewed = graph
+        if preview is not None:
+            nodes = tuple(dataclasses.replace(n, recompute=bool(preview.get(n.id)))
+                          for n in graph.nodes)
+            previewed = dataclasses.replace(graph, nodes=nodes)
+        return self.blocks.shown(self.document, graph, previewed)
+
+    def _visible(self) -> drawing.VisibleGraph:
+        return self._shown()[0]
+
+    def _drawn_selection(self) -> set[int]:
+        return self.blocks.drawn(self.selection.nodes)
 
     @Slot()
     def _on_preview_changed(self) -> None:
@@ -314,6 +273,12 @@ class GraphPane(QWidget):
     def _on_zoomed(self, scale: float) -> None:
         self.toolbar.set_zoom(scale)
         self._apply_lod(scale)
+        self.minimap.update_visibility()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.minimap.place()
+        self.minimap.update_visibility()
 
     def _update_legend(self) -> None:
         self.legend.show_graph(self.graph if self.legend_button.isChecked() else None)
@@ -326,10 +291,12 @@ class GraphPane(QWidget):
             if not ctrl:
                 self.selection.set([])
             return
+        picked = self.blocks.members(node) or [node]      # a block: what it holds
         if ctrl:
-            nodes = [n for n in current if n != node] if node in current else current + [node]
+            nodes = [n for n in current if n not in picked] if picked[0] in current \
+                else current + picked
         else:
-            nodes = [node]
+            nodes = picked
         self._own_change = True
         try:
             self.selection.set(nodes)
@@ -339,7 +306,7 @@ class GraphPane(QWidget):
     @Slot(list)
     def _on_selection_changed(self, nodes: list) -> None:
         before = self._shown_selection
-        after = set(nodes)
+        after = self._drawn_selection()
         self._shown_selection = after
         if self.build is not None:
             self.build.set_selected(before, after)
@@ -352,6 +319,9 @@ class GraphPane(QWidget):
             return None
         if node in self.build.node_items:
             return node
+        shown = self.blocks.shown_for(node)
+        if shown is not None and shown in self.build.node_items:
+            return shown
         for consumer, _ in self.document.consumers()[node] if node < len(
                 self.document.nodes) else ():
             if consumer in self.build.node_items:
@@ -381,7 +351,8 @@ class GraphPane(QWidget):
         if needle and self.graph is not None:
             nodes = self.document.nodes
             self._matches = [n.id for n in self.graph.nodes
-                             if needle in nodes[n.id].name.lower() or needle in n.title.lower()]
+                             if needle in n.title.lower() or (n.id < len(nodes) and
+                                                              needle in nodes[n.id].name.lower())]
         self.toolbar.set_matches(f"{len(self._matches)} found" if needle else "")
 
     @Slot()
@@ -417,8 +388,40 @@ class GraphPane(QWidget):
         names = "\n".join(doc.nodes[n].name for n in nodes)
         menu.addAction("Copy name" if len(nodes) == 1 else "Copy names",
                        lambda: QGuiApplication.clipboard().setText(names))
+        key = self.blocks.key_of(node)
+        if key is not None:
+            menu.addAction(f"Open block {key}", lambda: self.open_block(key))
+        elif nodes and (inside := self.blocks.open_block_of(nodes[0])) is not None:
+            menu.addAction(f"Close block {inside}", lambda: self.close_block(inside))
         menu.popup(where)
         self._menu = menu
+
+    # ------------------------------------------------------------ blocks
+    @Slot(int)
+    def _on_double_clicked(self, node: int) -> None:
+        key = self.blocks.key_of(node)
+        if key is not None:
+            self.open_block(key)
+
+    def open_block(self, key: str) -> None:
+        """Draw what block ``key`` holds in place of its node (a new layout of the
+        overview: only the opened part is laid out in detail)."""
+        self.blocks.open(key)
+        self.refresh()
+
+    def close_block(self, key: str) -> None:
+        self.blocks.close(key)
+        self.refresh()
+
+    @Slot(bool)
+    def _on_blocks_toggled(self, on: bool) -> None:
+        graph = drawing.visible_graph(self.document, self.show_params)
+        if not on and not self.blocks.confirm_all(self.host, len(graph.nodes),
+                                                  self.layouter.time_limit):
+            self.toolbar.set_blocks(True)
+            return
+        self.blocks.set_wanted(on)
+        self.refresh()
 
     def mark_mirror(self, nodes: list[int], on: bool) -> None:
         refused = self.session.mark_mirror(nodes, on)
@@ -426,6 +429,10 @@ class GraphPane(QWidget):
             self.host.show_status(refused, 5000)
 
     def tooltip(self, node_id: int) -> str:
+        if self.blocks.key_of(node_id) is not None:
+            analysis = self.session.analysis if self.session.fresh_shapes() else None
+            return self.blocks.tooltip(node_id, analysis,
+                                       self.graph.edges if self.graph else ())
         result = self.session.fresh_shapes()
         return node_tooltip(self.document, node_id,
                             result.by_entry if result is not None else None)
@@ -436,11 +443,8 @@ class GraphPane(QWidget):
         self.styles = SceneStyles(theme)
         self.view.setBackgroundBrush(QColor(theme.canvas))
         self.legend.restyle()
-        if self.layout is not None and self.graph is not None:
-            self._cancel_pending()
-            self._pending = SceneBuild(self._visible(), self.layout, self.styles,
-                                       set(self.selection.nodes), self)
-            self._build_timer.start()
+        self.layouter.styles = self.styles
+        self.layouter.rebuild()
 
     # ------------------------------------------------------------ toggles
     @Slot(bool)

@@ -245,7 +245,7 @@ class SceneBuild:
             if k >= len(candidates):
                 continue
             edge = candidates[k]
-            shape = shapes.get((edge.src, edge.index))
+            shape = shapes.get(edge.entry)
             if not shape:
                 continue
             text = drawing.format_dims(shape)

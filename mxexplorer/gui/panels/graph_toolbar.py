@@ -36,7 +36,7 @@ class GraphToolbar(QWidget):
     zoom_in_requested(), zoom_out_requested(), fit_requested(), export_requested()
     cancel_requested(): the user pressed Cancel on the progress strip
     find_next_requested(): Enter in the find box
-    params_toggled(bool), legend_toggled(bool)
+    params_toggled(bool), legend_toggled(bool), blocks_toggled(bool)
     """
 
     zoom_in_requested = Signal()
@@ -47,6 +47,7 @@ class GraphToolbar(QWidget):
     find_next_requested = Signal()
     params_toggled = Signal(bool)
     legend_toggled = Signal(bool)
+    blocks_toggled = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -62,6 +63,10 @@ class GraphToolbar(QWidget):
                                    tip="Show parameter and auxiliary variables")
         self.legend_button = _tool("Legend", self.legend_toggled, checkable=True,
                                    tip="Show the colour legend")
+        self.blocks_button = _tool("Blocks", self.blocks_toggled, checkable=True,
+                                   tip="Fold repeated structure into blocks (double-click "
+                                       "a block to open it)")
+        self.layout_label = QLabel()
         self.legend_button.blockSignals(True)
         self.legend_button.setChecked(True)
         self.legend_button.blockSignals(False)
@@ -73,10 +78,12 @@ class GraphToolbar(QWidget):
         bar.addWidget(self.zoom_label)
         bar.addWidget(_tool("+", self.zoom_in_requested, tip="Zoom in (+)"))
         bar.addWidget(_tool("Fit", self.fit_requested, tip="Fit the graph to the window (0)"))
+        bar.addWidget(self.blocks_button)
         bar.addWidget(self.params_button)
         bar.addWidget(self.legend_button)
         bar.addWidget(_tool("Export\u2026", self.export_requested,
                             tip="Save the graph as SVG, PNG or PDF"))
+        bar.addWidget(self.layout_label)
 
         self.busy = QFrame()
         self.busy.setFrameShape(QFrame.Shape.StyledPanel)
@@ -111,3 +118,18 @@ class GraphToolbar(QWidget):
 
     def set_matches(self, text: str) -> None:
         self.match_label.setText(text)
+
+    def set_blocks(self, on: bool) -> None:
+        self.blocks_button.blockSignals(True)
+        self.blocks_button.setChecked(on)
+        self.blocks_button.blockSignals(False)
+
+    def set_layout_note(self, method: str, note: str, nodes: int) -> None:
+        """Which layout is on screen; a fallback says why."""
+        if method == "dot":
+            self.layout_label.setText("")
+            self.layout_label.setToolTip(f"{nodes:,} nodes laid out by graphviz dot")
+            return
+        self.layout_label.setText("layered layout" + (f" ({note})" if note else ""))
+        self.layout_label.setToolTip(f"{nodes:,} nodes in mxexplorer's own layered layout, "
+                                     "drawn when graphviz dot does not finish in time")

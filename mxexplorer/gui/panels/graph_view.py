@@ -7,7 +7,9 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QPainter
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QToolTip, QWidget
 
-from mxexplorer.gui.panels.graph_scene import NODE_KEY
+from mxexplorer.gui.panels.graph_scene import NODE_KEY, TEXT_MIN_SCALE
+
+MIN_FIT = TEXT_MIN_SCALE    # below this zoom no text shows: Fit shows the top instead
 
 
 class GraphView(QGraphicsView):
@@ -18,11 +20,13 @@ class GraphView(QGraphicsView):
     clicked(int, bool): a node id (-1 for the background) and whether Ctrl was held
     menu_requested(int, QPoint): right click on a node, global position
     zoomed(float): the new scale
+    double_clicked(int): a node id (-1 for the background)
     """
 
     clicked = Signal(int, bool)
     menu_requested = Signal(int, QPoint)
     zoomed = Signal(float)
+    double_clicked = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -61,11 +65,20 @@ class GraphView(QGraphicsView):
         self.zoom_by(scale / self.scale_factor, anchor_mouse=False)
 
     def fit(self) -> None:
+        """The whole graph when it can be seen so; a graph that would shrink to a line
+        (a 1001-layer ResNet: 0 %) shows its top at the smallest readable size instead,
+        the minimap giving the rest."""
         rect = self.sceneRect()
-        if rect.isEmpty():
+        vp = self.viewport().rect()
+        if rect.isEmpty() or vp.isEmpty():
             return
-        self.fitInView(rect.adjusted(-10, -10, 10, 10), Qt.AspectRatioMode.KeepAspectRatio)
-        self.zoomed.emit(self.scale_factor)
+        scale = min(vp.width() / rect.width(), vp.height() / rect.height())
+        if scale >= MIN_FIT:
+            self.fitInView(rect.adjusted(-10, -10, 10, 10), Qt.AspectRatioMode.KeepAspectRatio)
+            self.zoomed.emit(self.scale_factor)
+            return
+        self.set_zoom(max(MIN_FIT, min(1.0, vp.width() / rect.width())))
+        self.centerOn(rect.center().x(), rect.top() + vp.height() / (2 * self.scale_factor))
 
     def initial_view(self) -> None:
         """Small graphs fit the window; big ones open readable, at the inputs."""
@@ -142,6 +155,13 @@ class GraphView(QGraphicsView):
             event.accept()
             return
         super().mousePressEvent(event)
+
+    def mouseDoubleClickEvent(self, event: Any) -> None:  # noqa: N802
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.double_clicked.emit(self.node_at(event.position().toPoint()))
+            event.accept()
+            return
+        super().mouseDoubleClickEvent(event)
 
     def mouseReleaseEvent(self, event: Any) -> None:  # noqa: N802
         super().mouseReleaseEvent(event)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -24,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from mxexplorer.core import edits
-from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.document import GraphDocument, NodeKind
 from mxexplorer.core.edits import Edit
 from mxexplorer.core.errors import MXNetMissingError, UserError
 from mxexplorer.core.shapes import format_shape
@@ -54,6 +55,13 @@ class AttributePanel(QWidget):
         self.rename_button = QPushButton("Rename")
         self.with_params = QCheckBox("with its parameters")
         self.with_params.setChecked(True)
+        self.kind_box = QComboBox()       # a variable: data input or parameter
+        # item data are the kinds' values: Qt gives a str-based enum back as a str
+        for text, kind in (("as the graph says", ""), ("data input", NodeKind.DATA.value),
+                           ("parameter", NodeKind.PARAM.value)):
+            self.kind_box.addItem(text, kind)
+        self.kind_box.setToolTip("Whether the variable is fed data (it gets a shape) or "
+                                 "learned (counted in the parameters); kept for this file")
         self.mirror_box = QCheckBox("mirror stage (recompute in backward)")
         self.inputs_label = QLabel()
         self.inputs_label.setWordWrap(True)
@@ -85,6 +93,7 @@ class AttributePanel(QWidget):
         form = QFormLayout()
         form.addRow("name", rename_row)
         form.addRow("", self.with_params)
+        form.addRow("treat as", self.kind_box)
         form.addRow("inputs", self.inputs_label)
         form.addRow("outputs", self.outputs_label)
         form.addRow("", self.figures_label)
@@ -106,6 +115,7 @@ class AttributePanel(QWidget):
         self.rename_button.clicked.connect(self._on_rename_clicked)
         self.name_edit.returnPressed.connect(self._on_rename_clicked)
         self.mirror_box.clicked.connect(self._on_mirror_clicked)
+        self.kind_box.activated.connect(self._on_kind_chosen)
         self.table.itemChanged.connect(self._on_item_changed)
         self.add_button.clicked.connect(self._on_add_clicked)
         self.new_value.returnPressed.connect(self._on_add_clicked)
@@ -128,7 +138,8 @@ class AttributePanel(QWidget):
         nodes = [n for n in self.selection.nodes if 0 <= n < len(doc.nodes)]
         self.node = nodes[0] if len(nodes) == 1 else None
         editable = self.node is not None
-        for w in (self.name_edit, self.rename_button, self.with_params, self.table,
+        for w in (self.name_edit, self.rename_button, self.with_params, self.kind_box,
+                  self.table,
                   self.new_key, self.new_value, self.add_button, self.remove_button):
             w.setEnabled(editable)
         ops = [n for n in nodes if not doc.nodes[n].is_variable]
@@ -150,6 +161,10 @@ class AttributePanel(QWidget):
         self.title.setText(f"{node.op if not node.is_variable else 'variable'} ({kind})")
         self.name_edit.setText(node.name)
         self.with_params.setEnabled(not node.is_variable)
+        self.kind_box.setEnabled(node.is_variable)
+        said = doc.kind_overrides.get(i)
+        self.kind_box.setCurrentIndex(max(self.kind_box.findData(said.value if said else ""),
+                                          0))
         slots = doc.input_slots(i)
         self.inputs_label.setText("<br>".join(
             f"{slot}: {doc.nodes[s].name}" + (f"[{k}]" if doc.output_count(s) > 1 else "")
@@ -294,6 +309,14 @@ class AttributePanel(QWidget):
         refused = self.session.mark_mirror(list(self.selection.nodes), checked)
         if refused:
             self.show_error(refused)
+
+    @Slot(int)
+    def _on_kind_chosen(self, index: int) -> None:
+        value = self.kind_box.itemData(index)
+        kind = NodeKind(value) if value else None
+        if self.node is not None and self.document.nodes[self.node].is_variable and \
+                kind != self.document.kind_overrides.get(self.node):
+            self._push(edits.SetVariableKindEdit(self.node, kind))
 
     @Slot(list)
     def _on_selection_changed(self, nodes: list) -> None:

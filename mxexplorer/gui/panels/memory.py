@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -46,9 +46,12 @@ class MemoryPanel(QWidget):
     """Signals
     -------
     finished(): a search, budget fit or benchmark ended (any way)
+    built(): the plots are in (they are made on later turns of the event loop: both
+        at once stalled the window 0.1 s)
     """
 
     finished = Signal()
+    built = Signal()
 
     def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
                  parent: QWidget | None = None) -> None:
@@ -106,9 +109,6 @@ class MemoryPanel(QWidget):
         self.status = QLabel("Choose the stages and press Plan.")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.plan_plot = PlanPlot()
-        self.plan_plot.probe_clicked.connect(self._on_probe_clicked)
-        self.bench_view = BenchView()
 
         self._wanted_device = "cpu"
         self._budget_given = False
@@ -144,12 +144,13 @@ class MemoryPanel(QWidget):
         left_box = QWidget()
         left_box.setLayout(left)
         left_box.setMaximumWidth(380)
-        self.bench_view.setMaximumWidth(320)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(4, 4, 4, 4)
-        row.addWidget(left_box)
-        row.addWidget(self.plan_plot, 2)
-        row.addWidget(self.bench_view, 1)
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(4, 4, 4, 4)
+        self.row.addWidget(left_box)
+        self.plan_plot: PlanPlot | None = None
+        self.bench_view: BenchView | None = None
+        self._parts_timer = QTimer(self, singleShot=True, interval=0)
+        self._parts_timer.timeout.connect(self._build_part)
 
         job = session.planner
         job.started.connect(self._on_job_started)
@@ -165,8 +166,25 @@ class MemoryPanel(QWidget):
         loader().state_changed.connect(self._on_mxnet_state)
         if loader().ready:
             self.load_devices()
-        self._set_running(job.busy)
+        self._set_running(True)                # until the plots are in
+        self._parts_timer.start()
+
+    @Slot()
+    def _build_part(self) -> None:
+        """The plot, then the benchmark view, each on its own turn."""
+        if self.plan_plot is None:
+            self.plan_plot = PlanPlot()
+            self.plan_plot.probe_clicked.connect(self._on_probe_clicked)
+            self.row.addWidget(self.plan_plot, 2)
+            self._parts_timer.start()
+            return
+        self.bench_view = BenchView()
+        self.bench_view.setMaximumWidth(320)
+        self.row.addWidget(self.bench_view, 1)
+        self._set_running(self.session.planner.busy)
+        self._on_plan_changed()
         self._on_selected_plan_changed()
+        self.built.emit()
 
     # ------------------------------------------------------------ what tests read
     @property
@@ -179,7 +197,7 @@ class MemoryPanel(QWidget):
 
     @property
     def probes(self) -> list[memplan.Probe]:
-        return self.plan_plot.probes
+        return self.plan_plot.probes if self.plan_plot is not None else []
 
     @property
     def busy(self) -> bool:
@@ -261,7 +279,8 @@ class MemoryPanel(QWidget):
         mode = "best" if mode == "threshold" else mode
         if self._start("start_plan", self.device.currentData(), self.stages.currentData(),
                        mode, threshold):
-            self.plan_plot.clear()
+            if self.plan_plot is not None:
+                self.plan_plot.clear()
             self._set_status(f"Planning on {self.device.currentText()}\u2026")
 
     def start_fit(self) -> None:
@@ -300,7 +319,8 @@ class MemoryPanel(QWidget):
 
     @Slot(object)
     def _on_probe(self, probe: memplan.Probe) -> None:
-        self.plan_plot.add_probe(probe)
+        if self.plan_plot is not None:
+            self.plan_plot.add_probe(probe)
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
@@ -325,14 +345,15 @@ class MemoryPanel(QWidget):
 
     @Slot()
     def _on_bench_changed(self) -> None:
-        self.bench_view.show_results(self.session.bench or [], self.session.bench_verdict)
+        if self.bench_view is not None:
+            self.bench_view.show_results(self.session.bench or [], self.session.bench_verdict)
         self._on_selected_plan_changed()
 
     # ------------------------------------------------------------- the plan
     @Slot()
     def _on_plan_changed(self) -> None:
         result = self.session.plan
-        if result is not None:
+        if result is not None and self.plan_plot is not None:
             self.plan_plot.show_probes(list(result.probes))
 
     @Slot(object)
@@ -351,7 +372,8 @@ class MemoryPanel(QWidget):
         applied = session.plan_applied()
         self.apply_button.setEnabled(plan is not None and valid and not applied)
         self.export_button.setEnabled(plan is not None and valid)
-        self.plan_plot.set_selected(plan.kept if plan is not None and valid else None)
+        if self.plan_plot is not None:
+            self.plan_plot.set_selected(plan.kept if plan is not None and valid else None)
         if result is None or self.busy:
             return
         failed = [p for p in result.probes if not p.ok]

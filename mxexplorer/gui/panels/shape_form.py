@@ -208,7 +208,7 @@ class ShapeFormPanel(QWidget):
 
     @Slot(object)
     def _on_document_changed(self, change: Change) -> None:
-        if change.kind in ("names", "structure", "reload"):
+        if change.kind in ("names", "structure", "reload", "kinds"):
             self._build_rows()
             self._show_shapes()
 

@@ -32,6 +32,10 @@ _ROOT = QModelIndex()
 COLUMNS = ["name", "op", "shape", "memory", "params", "MACs"]
 
 
+#: rows of one list shown at first, and added each time the view scrolls to its end
+FETCH_ROWS = 500
+
+
 class _Brushes:
     """The tree's row colours for one theme."""
 
@@ -73,6 +77,11 @@ class InternalsModel(QAbstractItemModel):
         self.brushes = _Brushes(current())
         self.grouped = True
         self.rows = outline(document, True)
+        #: rows of a long list shown so far (a heading's 18,000 operators arrive a few
+        #: thousand at a time, as the view scrolls: expanding them all at once stalled
+        #: the window 0.2 s)
+        self.fetched: dict[int, int] = {}
+        self._parents: tuple[Outline | None, list[int]] = (None, [])
         self._font_bold = QFont()
         self._font_bold.setBold(True)
 
@@ -80,34 +89,45 @@ class InternalsModel(QAbstractItemModel):
     def refresh(self, structure: bool = False) -> None:
         """Follow the document: new rows when its structure changed (or
         ``structure``), else every cell is simply asked again."""
-        keep, self.filter_error = matching(self.document, self.filter_text, self.filter_regex)
-        if keep is not None and len(keep) == len(self.document.internals()):
-            keep = None                   # everything matches: the cached outline
-        rows = outline(self.document, self.grouped, keep)
+        rows = self._base()
         if structure or rows.key != self.rows.key:
             self.beginResetModel()
+            self.fetched = {}
             self.rows = self._sorted(rows)
             self.endResetModel()
         else:
             self.rows = self._sorted(rows)
             self.cells_changed()
 
+    def _base(self) -> Outline:
+        """The outline for the filter, in graph order (cached when unfiltered)."""
+        keep, self.filter_error = matching(self.document, self.filter_text, self.filter_regex)
+        if keep is not None and len(keep) == len(self.document.internals()):
+            keep = None                   # everything matches: the cached outline
+        return outline(self.document, self.grouped, keep)
+
     def cells_changed(self) -> None:
         last = len(COLUMNS) - 1
         rows = self.rows
         if rows.top:
             self.dataChanged.emit(self.index(0, 0), self.index(len(rows.top) - 1, last))
-        for kids in rows.children:
-            if kids:
+        if self._parents[0] is not rows:         # rows with children, once per outline
+            self._parents = (rows, [r for r, kids in enumerate(rows.children) if kids])
+        for r in self._parents[1]:
+            kids = rows.children[r]
+            shown = self._shown(r, kids)
+            if shown:
                 self.dataChanged.emit(self.createIndex(0, 0, kids[0]),
-                                      self.createIndex(len(kids) - 1, last, kids[-1]))
+                                      self.createIndex(shown - 1, last, kids[shown - 1]))
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Qt's sort: siblings reordered by the column (-1: graph order)."""
+        if column < 0 and self.sort_column < 0:
+            return                        # graph order already (the view asks at start)
         self.sort_column, self.sort_order = column, order
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
-        self.rows = self._sorted(self.rows)
+        self.rows = self._sorted(self._base())
         self.changePersistentIndexList(
             persistent, [self.createIndex(self.rows.position[i.internalId()], i.column(),
                                           i.internalId()) if i.isValid() else i
@@ -117,7 +137,7 @@ class InternalsModel(QAbstractItemModel):
     def _sorted(self, rows: Outline) -> Outline:
         """``rows`` with siblings in the sort order; a copy (outlines are cached) made
         the model's rows, so the cells it sorts by are read from it."""
-        if self.sort_column < 0 and self.rows is not rows:
+        if self.sort_column < 0:
             return rows                   # graph order: as built
         column = self.sort_column
         out = copy.copy(rows)
@@ -165,13 +185,46 @@ class InternalsModel(QAbstractItemModel):
 
     def node_indexes(self, node: int) -> list[QModelIndex]:
         rows = self.rows
-        return [self.createIndex(rows.position[r], 0, r) for r in rows.by_node.get(node, [])]
+        out = []
+        for r in rows.by_node.get(node, []):
+            up = rows.parent[r]
+            if up >= 0 and rows.position[r] >= self._shown(up, rows.children[up]):
+                self._fetch(up, rows.position[r] + 1)    # a row not shown yet: now it is
+            out.append(self.createIndex(rows.position[r], 0, r))
+        return out
+
+    # --------------------------------------------------------- long lists
+    def _shown(self, r: int, kids: list[int]) -> int:
+        return min(len(kids), self.fetched.get(r, FETCH_ROWS))
+
+    def _fetch(self, r: int, upto: int) -> None:
+        kids = self.rows.children[r]
+        shown = self._shown(r, kids)
+        upto = min(len(kids), max(upto, shown + FETCH_ROWS))
+        if upto <= shown:
+            return
+        parent = self.createIndex(self.rows.position[r], 0, r)
+        self.beginInsertRows(parent, shown, upto - 1)
+        self.fetched[r] = upto
+        self.endInsertRows()
+
+    def canFetchMore(self, parent: QModelIndex) -> bool:  # noqa: N802
+        if not parent.isValid() or parent.column() != 0:
+            return False
+        r = parent.internalId()
+        kids = self.rows.children[r]
+        return self._shown(r, kids) < len(kids)
+
+    def fetchMore(self, parent: QModelIndex) -> None:  # noqa: N802
+        if parent.isValid():
+            self._fetch(parent.internalId(), 0)
 
     # ------------------------------------------------------------ Qt's model
     def index(self, row: int, column: int, parent: QModelIndex = _ROOT) -> QModelIndex:
         rows = self.rows
         siblings = rows.children[parent.internalId()] if parent.isValid() else rows.top
-        if 0 <= row < len(siblings) and 0 <= column < len(COLUMNS):
+        count = self._shown(parent.internalId(), siblings) if parent.isValid() else len(siblings)
+        if 0 <= row < count and 0 <= column < len(COLUMNS):
             return self.createIndex(row, column, siblings[row])
         return QModelIndex()
 
@@ -188,13 +241,16 @@ class InternalsModel(QAbstractItemModel):
             return len(self.rows.top)
         if parent.column() != 0:
             return 0
-        return len(self.rows.children[parent.internalId()])
+        r = parent.internalId()
+        return self._shown(r, self.rows.children[r])
 
     def columnCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802
         return len(COLUMNS)
 
     def hasChildren(self, parent: QModelIndex = _ROOT) -> bool:  # noqa: N802
-        return self.rowCount(parent) > 0
+        if not parent.isValid():
+            return bool(self.rows.top)
+        return parent.column() == 0 and bool(self.rows.children[parent.internalId()])
 
     def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
                    role: int = Qt.ItemDataRole.DisplayRole) -> object:
