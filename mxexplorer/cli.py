@@ -140,10 +140,19 @@ def cmd_render(args: argparse.Namespace) -> int:
             raise UserError(f"shape inference stopped at {result.error.one_line()}")
         by_entry = result.by_entry
     graph = drawing.visible_graph(doc, show_params=args.show_params)
+    if args.blocks:
+        from mxexplorer.core import blocks
+
+        tree = blocks.block_tree(doc, graph)
+        graph = blocks.collapse(graph, tree, blocks.default_expansion(tree))
     dpi = (args.dpi or drawing.PNG_DPI) if fmt == "png" else 0
     source = drawing.styled_source(doc, graph, by_entry, legend=not args.no_legend,
                                    title=args.title, dpi=dpi)
-    size = drawing.render_file(source, args.output)
+    try:
+        size = drawing.render_file(source, args.output, time_limit=args.time_limit)
+    except drawing.DotTimeout as exc:
+        hint = "" if args.blocks else "; --blocks draws the overview"
+        raise UserError(f"{exc} on {len(graph.nodes):,} nodes{hint}") from None
     sys.stderr.write(f"wrote {args.output} ({len(graph.nodes)} nodes, "
                      f"{len(graph.edges)} edges, {size:,} bytes)\n")
     return 0
@@ -238,16 +247,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    import json
 
-    from mxexplorer.core import benchmark, jobs, memplan
+    from mxexplorer.core import benchmark, jobs, memplan, symbol_io
     from mxexplorer.core.document import GraphDocument
 
     doc = GraphDocument.open(args.file)
     shape_map = _data_shapes(doc, args)
     # "original" is what the user would train without a plan: every force_mirroring
     # tag removed; a file that carries tags is itself the planned graph
-    original = json.dumps(memplan.tagged_dict(doc, {}))
+    original = symbol_io.dumps(memplan.tagged_dict(doc, {}))
     planned = None
     if args.planned:
         GraphDocument.open(args.planned)  # a clear error for a bad file
@@ -303,6 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-legend", action="store_true", help="leave the legend out")
     p.add_argument("--title", help="a title above the graph")
     p.add_argument("--dpi", type=int, default=None, help="resolution of a PNG (150)")
+    p.add_argument("--blocks", action="store_true",
+                   help="draw repeated structure folded into blocks (the overview the "
+                        "window shows for big graphs)")
+    p.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS",
+                   help="stop graphviz after this long (300)")
     p.set_defaults(func=cmd_render)
 
     p = sub.add_parser("plan", help="plan mirroring (memonger) to cut training memory")
@@ -370,6 +383,9 @@ def _fail(message: str, code: int = 2) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    for stream in (sys.stdout, sys.stderr):     # a name may hold anything: print it all
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         if argv and (argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help", "--version")):
             args = build_parser().parse_args(argv)
@@ -388,6 +404,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     except KeyboardInterrupt:
         return 130
+    except MemoryError:
+        return _fail("out of memory: the file, or the shapes given, are larger than this "
+                     "machine can hold")
     except BrokenPipeError:
         try:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import context, import_mxnet, parse_device
 from mxexplorer.core.progress import CancelToken, Progress, no_progress
-from mxexplorer.core.shapes import Shape
+from mxexplorer.core.shapes import Shape, check_allocatable
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,17 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: s
     free_before = _gpu_free(mx, ctx)
     try:
         sym = mx.sym.load_json(graph_json)
+    except Exception as exc:  # noqa: BLE001
+        raise UserError(f"{label}: MXNet cannot load the graph: {_failure(exc)}") from None
+    internals = sym.get_internals()
+    try:
+        _, out_shapes, _ = internals.infer_shape_partial(**shapes)
+    except Exception:  # noqa: BLE001 - the bind below says what is wrong
+        out_shapes = None
+    if out_shapes:
+        check_allocatable(internals.list_outputs(), [tuple(s) if s else None
+                                                     for s in out_shapes], "the benchmark")
+    try:
         exe = sym.simple_bind(dev, grad_req="write",
                               type_dict={k: dtype for k in shapes}, **shapes)
     except Exception as exc:  # noqa: BLE001

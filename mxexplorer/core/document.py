@@ -219,6 +219,7 @@ class GraphDocument:
                           for p in self.params_index()}
             kinds = [NodeKind.OP if not n.is_variable else NodeKind.DATA for n in self.nodes]
             users = self.consumers()
+            slots_of: dict[int, list[str]] = {}      # once per consumer: not per use
             for i, node in enumerate(self.nodes):
                 if not node.is_variable:
                     continue
@@ -228,7 +229,9 @@ class GraphDocument:
                     if pos in opinfo.aux_slots(cnode.op):
                         kind = NodeKind.AUX
                         break
-                    slots = self.input_slots(consumer)
+                    slots = slots_of.get(consumer)
+                    if slots is None:
+                        slots = slots_of[consumer] = self.input_slots(consumer)
                     if slots[pos] in opinfo.PARAM_SLOTS:
                         kind = NodeKind.PARAM
                     elif slots[pos].startswith("arg") and not opinfo.is_registered(cnode.op):
@@ -326,6 +329,19 @@ class GraphDocument:
             return f"Custom:{node.attrs.get('op_type', '?')}"
         return None
 
+    def unreadable_text(self) -> tuple[int, str] | None:
+        """The first node whose name or an attribute holds text MXNet cannot read (a
+        lone UTF-16 surrogate, which JSON allows and UTF-8 cannot hold): (node, what)."""
+        pattern = symbol_io._SURROGATE
+        for i in self.order():
+            node = self.nodes[i]
+            if pattern.search(node.name):
+                return i, "its name"
+            for key, value in node.attrs.items():
+                if pattern.search(key) or pattern.search(str(value)):
+                    return i, f"attribute {symbol_io.dumps(key)}"
+        return None
+
     def unknown_ops(self) -> list[str]:
         """Ops MXNet 1.9.1 cannot run (see :meth:`unknown_nodes`), by name."""
         return sorted({name for i in self.unknown_nodes()
@@ -381,7 +397,7 @@ class GraphDocument:
                                        self._row_hints, self.extra)
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
+        return symbol_io.dumps(self.to_dict(), indent=indent)
 
     def snapshot(self) -> GraphSnapshot:
         """An immutable copy for work on another thread (taken on the GUI thread)."""

@@ -279,11 +279,13 @@ def styled_source(doc: GraphDocument, graph: VisibleGraph,
         attrs["fillcolor"] = f'"{attrs["fillcolor"]}"'
         body = ", ".join(f"{k}={v}" for k, v in attrs.items())
         lines.append(f"  n{n.id} [{body}];")
+    ranked = {id(e) for e in layout_edges(graph.edges)}
     for k, e in enumerate(graph.edges):
-        extra = ""
+        # a hub's other edges do not rank nodes (with them, dot took minutes)
+        extra = "" if id(e) in ranked else ", constraint=false"
         shape = shapes.get(e.entry) if shapes else None
         if shape:
-            extra = (f', label={_quote(" " + format_dims(shape))}, fontsize={EDGE_FONT_SIZE:g}, '
+            extra += (f', label={_quote(" " + format_dims(shape))}, fontsize={EDGE_FONT_SIZE:g}, '
                      f'fontname="{FONT}", fontcolor="#444444"')
         lines.append(f'  n{e.src} -> n{e.dst} [id="e{k}"{extra}];')
     if legend:
@@ -406,11 +408,12 @@ def format_for(path: str) -> str:
     return ext
 
 
-def render_file(source: str, path: str, token: CancelToken | None = None) -> int:
+def render_file(source: str, path: str, token: CancelToken | None = None,
+                time_limit: float | None = None) -> int:
     """Write ``source`` drawn by dot to ``path`` (format from the extension), atomically.
     Returns the number of bytes written."""
     fmt = format_for(path)
-    data = run_dot(source, fmt if fmt != "png" else "png:cairo", token)
+    data = run_dot(source, fmt if fmt != "png" else "png:cairo", token, time_limit=time_limit)
     if token is not None:
         token.check()
     write_atomic(path, data)

@@ -4,8 +4,6 @@ Must not import Qt or MXNet.
 """
 from __future__ import annotations
 
-import json
-
 from mxexplorer.core import subgraph, symbol_io
 from mxexplorer.core.document import GraphDocument
 
@@ -14,7 +12,8 @@ def cut_json(doc: GraphDocument, node: int, index: int = 0) -> str:
     """Symbol JSON of everything the output ``(node, index)`` depends on, with that
     output as the only head: the feature extractor up to that layer."""
     nodes, heads, _ = subgraph.cut(doc.nodes, [(node, index, 0)])
-    return json.dumps(symbol_io.graph_to_dict(nodes, heads, dict(doc.graph_attrs)), indent=2)
+    return symbol_io.dumps(symbol_io.graph_to_dict(nodes, heads, dict(doc.graph_attrs)),
+                           indent=2)
 
 
 def export_cut(doc: GraphDocument, node: int, index: int, symbol_path: str) -> str | None:

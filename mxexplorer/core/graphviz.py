@@ -63,7 +63,8 @@ def run_dot(source: str, fmt: str, token: CancelToken | None = None,
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mxexplorer-dot-") as folder:
         src, out, err = (os.path.join(folder, n) for n in ("graph.dot", "out", "err"))
-        with open(src, "w", encoding="utf-8", errors="surrogateescape") as fh:
+        # a name may hold a lone surrogate (JSON allows "\ud800"): written escaped
+        with open(src, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(source)
         try:
             with open(err, "wb") as err_fh:

@@ -30,13 +30,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from mxexplorer.core import opinfo, stats
+from mxexplorer.core import opinfo, stats, symbol_io
 from mxexplorer.core.document import GraphDocument, GraphSnapshot, NodeKind
 from mxexplorer.core.edits import FORCE_MIRRORING, MIRROR_STAGE
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import context, import_mxnet
 from mxexplorer.core.progress import CancelToken, Progress, no_progress
-from mxexplorer.core.shapes import Shape, infer_document
+from mxexplorer.core.shapes import Shape, check_allocatable, infer_document
 
 MB = 1 << 20
 _TOTAL_RE = re.compile(r"Total\s+(\d+(?:\.\d+)?)\s+MB allocated")
@@ -266,8 +266,8 @@ def retagged_json(snap: GraphSnapshot, plan: Plan | None,
     at all), from its JSON alone: the document it came from was checked already."""
     data = json.loads(snap.json)
     if plan is None or result is None:
-        return json.dumps(retag(data, {}))
-    return json.dumps(retag(data, plan.tags, result.stage_tags()))
+        return symbol_io.dumps(retag(data, {}))
+    return symbol_io.dumps(retag(data, plan.tags, result.stage_tags()))
 
 
 def recompute_macs(doc: GraphDocument, node_macs: Mapping[int, int],
@@ -343,7 +343,7 @@ class CostOracle:
 
     def __call__(self, graph: dict[str, Any] | str) -> float:
         mx = self.mx
-        text = graph if isinstance(graph, str) else json.dumps(graph)
+        text = graph if isinstance(graph, str) else symbol_io.dumps(graph)
         self.calls += 1
         sym = mx.sym.load_json(text)
         if self._arrays is None:
@@ -611,6 +611,7 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
         missing = ", ".join(result.missing_inputs[:5]) or "some outputs"
         raise UserError(f"shapes are not all known (no shape for {missing}); "
                         "give every data input a shape")
+    check_allocatable(doc.internal_names(), result.internal_shapes, "planning")
     stage_map = file_stages(doc) if stages == "file" else \
         {i: "True" for i in cut_vertices(doc)}
     if not stage_map:
@@ -666,7 +667,7 @@ def planned_json(snap: GraphSnapshot, result: PlanResult, indent: int | None = 2
                  plan: Plan | None = None) -> str:
     """The snapshot's graph with ``plan``'s tags (by default the best), ready to train."""
     doc = GraphDocument.from_snapshot(snap)
-    return json.dumps(planned_dict(doc, plan or result.best, result), indent=indent)
+    return symbol_io.dumps(planned_dict(doc, plan or result.best, result), indent=indent)
 
 
 def plan_edits(doc: GraphDocument, plan: Plan, result: PlanResult

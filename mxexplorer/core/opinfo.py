@@ -86,6 +86,8 @@ def int_attr(attrs: Mapping[str, str], key: str, default: int = 0) -> int:
     if value is None:
         return default
     text = str(value).strip().rstrip("Ll")
+    if not text.lstrip("+-").isascii() or len(text) > 40:
+        return default                    # MXNet reads ASCII digits only; no 10**40
     try:
         return int(text)
     except ValueError:
@@ -108,11 +110,40 @@ def tuple_attr(attrs: Mapping[str, str], key: str) -> tuple[int | None, ...] | N
         if part == "None":
             out.append(None)
             continue
+        if not part.lstrip("+-").isascii() or len(part) > 40:
+            return None                   # not a number MXNet reads
         try:
             out.append(int(part))
         except ValueError:
             return None
     return tuple(out)
+
+
+#: what a node may declare; a file past these is refused before anything is made of
+#: its counts (a SliceChannel declaring 10**11 outputs hung the loader)
+MAX_OUTPUTS = 100_000
+MAX_INPUTS = 1_000_000
+_COUNT_KEYS = ("num_outputs", "sections", "num_args")
+
+
+def check_declared(op: str, attrs: Mapping[str, str], name: str, n_inputs: int,
+                   row_hint: int | None) -> None:
+    """Refuse a node whose declared counts no real graph has (UserError naming it)."""
+    from mxexplorer.core.errors import SymbolFileError as UserError
+
+    for key in _COUNT_KEYS:
+        value = int_attr(attrs, key, 0)
+        limit = MAX_INPUTS if key == "num_args" else MAX_OUTPUTS
+        if value > limit:
+            what = "inputs" if key == "num_args" else "outputs"
+            raise UserError(f"{op} {name!r} declares {value:,} {what} ({key}); at most "
+                            f"{limit:,} are supported")
+    if row_hint is not None and not 0 <= row_hint <= MAX_OUTPUTS:
+        raise UserError(f"node_row_ptr gives {op} {name!r} {row_hint:,} outputs; at most "
+                        f"{MAX_OUTPUTS:,} are supported")
+    if n_inputs > MAX_INPUTS:
+        raise UserError(f"{op} {name!r} has {n_inputs:,} inputs; at most {MAX_INPUTS:,} "
+                        "are supported")
 
 
 def _numbered(n: int) -> list[str]:

@@ -9,6 +9,7 @@ returned.  MXNet is imported lazily; no Qt.
 from __future__ import annotations
 
 import json
+import math
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -74,8 +75,10 @@ def parse_shape(text: str) -> Shape:
         part = part.strip()
         if not part:
             continue
-        if not part.isdigit():
+        if not (part.isascii() and part.isdigit()):
             raise UserError(f"shape {text!r}: {part!r} is not a whole number")
+        if len(part) > 12:
+            raise UserError(f"shape {text!r}: dimension {part[:12]}... is out of range")
         value = int(part)
         if value <= 0 or value > 2**31:
             raise UserError(f"shape {text!r}: dimension {value} is out of range")
@@ -206,6 +209,14 @@ def infer_document(doc: GraphDocument, graph_json: str, shapes: Mapping[str, Sha
     """:func:`infer` for a document already parsed from ``graph_json`` (its own copy)."""
     mx = import_mxnet()
     entries = [(e.node, e.index) for e in doc.internals()]
+    unreadable = doc.unreadable_text()
+    if unreadable is not None:
+        bad, what = unreadable
+        node = doc.nodes[bad]
+        why = (f"{what} holds a lone UTF-16 surrogate, which MXNet cannot read: rename or "
+               "edit it")
+        err = ShapeError(symbol_io.dumps(node.name)[1:-1], node.op, why, why)
+        return _empty(entries, dict(shapes), err, revision)
     unknown_nodes = doc.unknown_nodes()
     if unknown_nodes:
         # MXNet refuses the whole file for one op it cannot run: infer what lies
@@ -354,3 +365,30 @@ def guess_input_shapes(doc: Any, batch: int = 1) -> dict[str, Shape]:
             if name in out:
                 break
     return out
+
+
+#: elements MXNet 1.9.1 (built without USE_INT64_TENSOR_SIZE) allocates per tensor
+MAX_ELEMENTS = 2**31 - 1
+
+
+def check_allocatable(names: Sequence[str], shapes_: Sequence[Shape | None],
+                      what: str = "training") -> None:
+    """Refuse, before MXNet is asked, shapes it cannot allocate (one tensor over 2^31
+    elements), naming the biggest tensor and its size.
+
+    Raises
+    ------
+    UserError : a tensor is too big.
+    """
+    worst, worst_name = 0, ""
+    worst_shape: Shape = ()
+    for name, shape in zip(names, shapes_):
+        if shape:
+            n = math.prod(shape)
+            if n > worst:
+                worst, worst_name, worst_shape = n, name, shape
+    if worst > MAX_ELEMENTS:
+        gib = worst * 4 / 2**30
+        raise UserError(f"{worst_name} would be {format_shape(worst_shape)}: {worst:,} "
+                        f"elements ({gib:,.1f} GiB as float32), more than the 2^31 MXNet "
+                        f"allocates per tensor; use a smaller batch for {what}")

@@ -67,6 +67,17 @@ GENERATION_LABELS = {
 }
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def dumps(data: Any, indent: int | None = None) -> str:
+    """Symbol JSON as MXNet reads it: text as UTF-8, not ``\\uXXXX`` escapes (MXNet's
+    JSON reader knows no ``\\u``: one accented name made a whole graph unreadable to
+    it), except a lone surrogate, which UTF-8 cannot hold and which stays escaped."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _fail(message: str, where: str | None = None) -> SymbolFileError:
     return SymbolFileError(message, where=where)
 
@@ -201,8 +212,13 @@ def output_count(node: Node, row_hint: int | None) -> int:
 
 
 def validate(nodes: list[Node], heads: list[Entry], row_hints: list[int] | None) -> None:
-    """Refuse graphs MXNet would crash on: dangling or impossible references, cycles."""
+    """Refuse graphs MXNet would crash on: dangling or impossible references, cycles;
+    and declared counts past what any real graph has, before anything is made of them."""
     n = len(nodes)
+    for i, node in enumerate(nodes):
+        if not node.is_variable:
+            opinfo.check_declared(node.op, node.attrs, node.name, len(node.inputs),
+                                  row_hints[i] if row_hints else None)
     counts = [output_count(node, row_hints[i] if row_hints else None)
               for i, node in enumerate(nodes)]
 
@@ -233,6 +249,7 @@ def validate(nodes: list[Node], heads: list[Entry], row_hints: list[int] | None)
 
 def _check_acyclic(nodes: list[Node]) -> None:
     state = [0] * len(nodes)  # 0 new, 1 on stack, 2 done
+    pred_lists = [_preds(n) for n in nodes]      # once: a 100,000-input add_n
     for start in range(len(nodes)):
         if state[start]:
             continue
@@ -240,7 +257,7 @@ def _check_acyclic(nodes: list[Node]) -> None:
         state[start] = 1
         while stack:
             i, k = stack[-1]
-            preds = _preds(nodes[i])
+            preds = pred_lists[i]
             if k < len(preds):
                 stack[-1] = (i, k + 1)
                 j = preds[k]
@@ -269,6 +286,7 @@ def dfs_order(nodes: list[Node], heads: list[Entry]) -> list[int]:
     """Post-order DFS from the heads, the order of MXNet's ``DFSVisit``."""
     seen = [False] * len(nodes)
     order: list[int] = []
+    pred_lists: dict[int, list[int]] = {}
     for head in heads:
         root = head[0]
         if seen[root]:
@@ -277,7 +295,9 @@ def dfs_order(nodes: list[Node], heads: list[Entry]) -> list[int]:
         stack: list[tuple[int, int]] = [(root, 0)]
         while stack:
             i, k = stack[-1]
-            preds = _preds(nodes[i])
+            preds = pred_lists.get(i)
+            if preds is None:
+                preds = pred_lists[i] = _preds(nodes[i])
             if k < len(preds):
                 stack[-1] = (i, k + 1)
                 j = preds[k]

@@ -16,13 +16,12 @@ Must not import the main window or any panel.
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any, Mapping
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
-from mxexplorer.core import benchmark, jobs, memplan, shapes, stats
+from mxexplorer.core import benchmark, jobs, memplan, shapes, stats, symbol_io
 from mxexplorer.core.document import Change, GraphDocument, GraphSnapshot, NodeKind
 from mxexplorer.core.edits import Edit, NodesAttrsEdit, RenameNodeEdit, mirror_stage_edit
 from mxexplorer.core.errors import UserError
@@ -429,7 +428,7 @@ class DocumentSession(QObject):
         plan, result = self.selected_plan, self.plan
         if plan is None or result is None or not self.plan_valid():
             raise UserError("no plan for this graph is selected: plan again")
-        return json.dumps(memplan.planned_dict(self.document, plan, result), indent=2)
+        return symbol_io.dumps(memplan.planned_dict(self.document, plan, result), indent=2)
 
     # ---------------------------------------------------------------- saving
     def save_to(self, path: str) -> None:
