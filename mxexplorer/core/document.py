@@ -30,6 +30,8 @@ class NodeKind(str, enum.Enum):
 class InternalEntry:
     """One output of ``sym.get_internals().list_outputs()``."""
 
+    __slots__ = ("name", "node", "index")     # one per output of a 264,000-node graph
+
     name: str
     node: int
     index: int

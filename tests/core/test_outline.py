@@ -41,12 +41,12 @@ def test_multi_output_nodes_get_a_parent_row(tmp_path) -> None:
     doc = GraphDocument.open(str(path))
     out = outline(doc)
     split = next(i for i, n in enumerate(doc.nodes) if n.name == "split")
-    parent, = [r for r in out.by_node[split] if out.label[r] == "split"]
+    parent, = [r for r in out.rows_of(split) if out.label[r] == "split"]
     children = out.children[parent]
     assert [doc.internals()[out.entry[r]].name for r in children] == \
         ["split_output0", "split_output1", "split_output2"]
     relu = next(i for i, n in enumerate(doc.nodes) if n.name == "a")
-    assert all(out.label[r] is None and not out.children[r] for r in out.by_node[relu])
+    assert all(out.label[r] is None and not out.children[r] for r in out.rows_of(relu))
 
 
 def test_cached_per_revision_and_keyed_on_structure() -> None:

@@ -176,7 +176,7 @@ class InternalsPanel(QWidget):
                 self.view.expand(idx)
         rows = self.model.rows
         if filtered and len(rows) < 5000:
-            for r in range(len(rows)):
+            for r in list(rows.children):
                 if rows.label[r] and rows.entry[r] >= 0 and rows.children[r]:
                     self.view.expand(self.model.createIndex(rows.position[r], 0, r))
 

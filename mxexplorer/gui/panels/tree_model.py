@@ -21,7 +21,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 
 from mxexplorer.core import edits
 from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.outline import Outline, matching, outline
+from mxexplorer.core.outline import Kids, Outline, matching, outline
 from mxexplorer.core.shapes import ShapeResult, format_shape
 from mxexplorer.core.stats import GraphStats, human_bytes, human_count
 from mxexplorer.gui.theme import LIGHT, Theme, current
@@ -112,7 +112,7 @@ class InternalsModel(QAbstractItemModel):
         if rows.top:
             self.dataChanged.emit(self.index(0, 0), self.index(len(rows.top) - 1, last))
         if self._parents[0] is not rows:         # rows with children, once per outline
-            self._parents = (rows, [r for r, kids in enumerate(rows.children) if kids])
+            self._parents = (rows, [r for r, kids in rows.children.items() if kids])
         for r in self._parents[1]:
             kids = rows.children[r]
             shown = self._shown(r, kids)
@@ -143,14 +143,14 @@ class InternalsModel(QAbstractItemModel):
         out = copy.copy(rows)
         out.position = list(rows.position)
         out.top = list(rows.top)
-        out.children = [list(kids) for kids in rows.children]
+        out.children = Kids({r: list(kids) for r, kids in rows.children.items()})
         self.rows = out
 
         def key(r: int) -> object:
             return r if column < 0 else self._sort_key(r, column)    # row ids: graph order
 
         reverse = self.sort_order == Qt.SortOrder.DescendingOrder and column >= 0
-        for siblings in [out.top] + out.children:
+        for siblings in [out.top, *out.children.values()]:
             if len(siblings) > 1 and out.entry[siblings[0]] >= 0:   # headings stay put
                 siblings.sort(key=key, reverse=reverse)
                 for k, r in enumerate(siblings):
@@ -186,7 +186,7 @@ class InternalsModel(QAbstractItemModel):
     def node_indexes(self, node: int) -> list[QModelIndex]:
         rows = self.rows
         out = []
-        for r in rows.by_node.get(node, []):
+        for r in rows.rows_of(node):
             up = rows.parent[r]
             if up >= 0 and rows.position[r] >= self._shown(up, rows.children[up]):
                 self._fetch(up, rows.position[r] + 1)    # a row not shown yet: now it is
