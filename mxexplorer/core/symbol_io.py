@@ -201,6 +201,8 @@ def parse_graph(obj: Any, upgrade: bool = True, consume: bool = False) -> Parsed
     if isinstance(rp, list) and len(rp) == len(nodes) + 1 and all(
             isinstance(x, int) and not isinstance(x, bool) for x in rp):
         row_hints = [rp[i + 1] - rp[i] for i in range(len(nodes))]
+        if any(h < 0 for h in row_hints):
+            row_hints = None          # not a count: MXNet ignores it, and so do we
     validate(nodes, heads, row_hints)
     extra = {k: v for k, v in obj.items()
              if k not in ("nodes", "arg_nodes", "node_row_ptr", "heads", "attrs")}
