@@ -131,6 +131,10 @@ def parse_json_text(text: str) -> Any:
                     ) from None
     except RecursionError:
         raise _fail("not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer literal past Python's 4,300-digit limit
+        if "digits" not in str(exc):
+            raise
+        raise _fail("not valid JSON for a symbol: a number has over 4,300 digits") from None
 
 
 def parse_graph(obj: Any, upgrade: bool = True, consume: bool = False) -> ParsedGraph:

@@ -185,3 +185,17 @@ def open_as_the_window_does(path: str) -> None:
         blocks.block_tree(doc, graph)
     else:
         drawing.document_layout_source(doc)
+
+
+def test_a_number_past_pythons_digit_limit_is_refused_in_one_line(tmp_path) -> None:
+    # found by benchmarks/fuzz_campaign.py: json.loads raised a bare ValueError
+    # ("Exceeds the limit (4300 digits)"), reported as an internal error
+    path = tmp_path / "digits-symbol.json"
+    path.write_text('{"nodes": [{"op": "null", "name": "data", "inputs": []}], '
+                    '"arg_nodes": [0], "heads": [[' + "9" * 5000 + ', 0, 0]]}')
+    with pytest.raises(UserError, match="over 4,300 digits"):
+        GraphDocument.open(str(path))
+    proc = subprocess.run([sys.executable, "-m", "mxexplorer", "info", str(path)],
+                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "4,300 digits" in proc.stderr
