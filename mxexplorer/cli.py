@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from mxexplorer import __version__
 from mxexplorer.core.errors import MXNetMissingError, UserError
 
-SUBCOMMANDS = ("info", "infer", "render", "plan", "bench")
+SUBCOMMANDS = ("info", "infer", "render", "plan", "bench", "doctor")
 
 
 def _shape_args(values: Sequence[str] | None) -> dict[str, tuple[int, ...]]:
@@ -183,9 +183,10 @@ class _TerminalProgress:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from mxexplorer.core import jobs, memplan, symbol_io
+    from mxexplorer.core import gpu, jobs, memplan, symbol_io
     from mxexplorer.core.document import GraphDocument
 
+    gpu.check(args.ctx)  # the device first: one line, before any work
     doc = GraphDocument.open(args.file)
     shape_map = _data_shapes(doc, args)
     snap = doc.snapshot()
@@ -247,10 +248,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-
-    from mxexplorer.core import benchmark, jobs, memplan, symbol_io
+    from mxexplorer.core import benchmark, gpu, jobs, memplan, symbol_io
     from mxexplorer.core.document import GraphDocument
 
+    gpu.check(args.ctx)  # the device first: one line, before any work
     doc = GraphDocument.open(args.file)
     shape_map = _data_shapes(doc, args)
     # "original" is what the user would train without a plan: every force_mirroring
@@ -274,8 +275,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 0
     for r in results:
         sys.stdout.write(r.summary() + "\n")
+        if r.memory_note():
+            sys.stdout.write("  " + r.memory_note() + "\n")
     if verdict:
         sys.stdout.write(verdict + "\n")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from mxexplorer.core import doctor
+
+    sections, report = doctor.gather()
+    if args.json:
+        _print_json(doctor.as_dict(sections, report))
+    else:
+        sys.stdout.write(doctor.as_text(sections))
     return 0
 
 
@@ -343,6 +357,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("doctor", help="what a bug report needs: Python, MXNet build, CUDA, "
+                                      "GPUs and whether this MXNet runs on each, dot, Qt")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (its 'gpus' can be replayed with "
+                        "MXEXPLORER_RECORDED_GPUS)")
+    p.set_defaults(func=cmd_doctor)
     return parser
 
 

@@ -3,7 +3,12 @@
 Training iterations are forward + backward, synchronised with ``mx.nd.waitall()``;
 warm-up runs first, then repeats; the median and the spread (min, max) are reported.
 Inputs and weights are random.  On a GPU, the memory actually used is read from
-``mx.context.gpu_memory_info`` before binding and after the runs.  No Qt here.
+``mx.context.gpu_memory_info`` before binding and after the runs, and the CUDA
+context's share from NVML before MXNet's first GPU call; what MXNet's plan leaves out
+(convolution workspace, cuDNN and cuBLAS handles, the pool's rounding) is named
+beside it.  Each graph is timed in a fresh child process (:func:`compare` with
+``isolate``): MXNet's memory pool keeps what the first graph freed, so a second graph
+in the same process would be measured short.  No Qt here.
 """
 from __future__ import annotations
 
@@ -39,6 +44,9 @@ class BenchResult:
     infer: Timing
     planned_mb: float | None         # MXNet's "Total N MB allocated" for training
     gpu_used_mb: float | None        # measured on a GPU, None on the CPU
+    context_mb: float | None = None  # the CUDA context, measured before MXNet's first call
+    workspace_mb: float | None = None   # the largest convolution workspace limit
+    settings: tuple[tuple[str, str], ...] = ()   # MXNet settings made for the run
 
     @property
     def train_samples_per_s(self) -> float:
@@ -55,18 +63,80 @@ class BenchResult:
 
     def summary(self) -> str:
         """One line for people: the CLI and the panel both print this."""
-        mem = f"{self.memory_mb:.0f} MB" if self.memory_mb is not None else "? MB"
-        return (f"{self.label}: {self.train.median_ms:.1f} ms/iter "
+        if self.gpu_used_mb is not None:
+            mem = f"{self.gpu_used_mb:.0f} MB measured"
+        elif self.planned_mb is not None:
+            mem = f"{self.planned_mb:.0f} MB planned by MXNet"
+        else:
+            mem = "? MB"
+        line = (f"{self.label}: {self.train.median_ms:.1f} ms/iter "
                 f"({self.train.min_ms:.1f}-{self.train.max_ms:.1f}), "
                 f"{self.train_samples_per_s:.1f} samples/s, inference "
                 f"{self.infer.median_ms:.1f} ms, memory {mem}")
+        if self.settings:
+            line += " [" + ", ".join(f"{k}={v}" for k, v in self.settings) + "]"
+        return line
+
+    def memory_note(self) -> str:
+        """Measured against planned memory, with the difference named (GPU only)."""
+        return memory_note(self.planned_mb, self.gpu_used_mb, self.context_mb,
+                           self.workspace_mb)
 
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "device": self.device, "batch": self.batch,
                 "train": self.train.to_dict(), "infer": self.infer.to_dict(),
                 "train_samples_per_s": self.train_samples_per_s,
                 "infer_samples_per_s": self.infer_samples_per_s,
-                "planned_mb": self.planned_mb, "gpu_used_mb": self.gpu_used_mb}
+                "planned_mb": self.planned_mb, "gpu_used_mb": self.gpu_used_mb,
+                "context_mb": self.context_mb, "workspace_mb": self.workspace_mb,
+                "settings": dict(self.settings), "memory_note": self.memory_note()}
+
+
+def memory_note(planned_mb: float | None, used_mb: float | None, context_mb: float | None,
+                workspace_mb: float | None) -> str:
+    """One sentence: what a GPU run used beside what MXNet planned, and why they differ.
+
+    MXNet's "Total N MB allocated" counts the graph's arrays only; the convolution
+    workspace (``workspace``, up to 1024 MB per device by default), cuDNN/cuBLAS handles
+    and the memory pool's rounding are outside it, and the CUDA context comes before
+    it.  Memonger users have reported 744 MB planned and 5.1 GB seen (apache/mxnet#2682).
+    """
+    if used_mb is None:
+        return ""
+    parts = [f"measured {used_mb:.0f} MB"]
+    if planned_mb is not None:
+        extra = used_mb - planned_mb
+        parts.append(f"against MXNet's planned {planned_mb:.0f} MB")
+        if extra > 0.5:
+            outside = ["convolution workspace"
+                       + (f" (limit {workspace_mb:.0f} MB)" if workspace_mb else ""),
+                       "cuDNN/cuBLAS handles", "the memory pool's rounding"]
+            parts.append(f"{extra:.0f} MB more, outside MXNet's plan: " + ", ".join(outside))
+        elif extra < -0.5:
+            parts.append(f"{-extra:.0f} MB less (in-place reuse MXNet's count leaves in)")
+    line = "; ".join(parts)
+    if context_mb is not None and context_mb > 0.5:
+        line += f"; the CUDA context takes {context_mb:.0f} MB before any of it"
+    return line[0].upper() + line[1:] + "."
+
+
+def workspace_limit_mb(graph_json: str) -> float | None:
+    """The largest ``workspace`` a convolution of the graph may take (MB); MXNet's
+    default is 1024 where the attribute is absent.  None: no convolution."""
+    import json
+
+    data = json.loads(graph_json)
+    most: float | None = None
+    for node in data.get("nodes", []) if isinstance(data, dict) else []:
+        if node.get("op") not in ("Convolution", "Deconvolution"):
+            continue
+        attrs = node.get("attrs") or node.get("attr") or node.get("param") or {}
+        try:
+            value = float(attrs.get("workspace", 1024)) if isinstance(attrs, dict) else 1024.0
+        except (TypeError, ValueError):
+            value = 1024.0
+        most = value if most is None else max(most, value)
+    return most
 
 
 def _timing(samples: list[float]) -> Timing:
@@ -91,13 +161,20 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: s
         step: tuple[int, int] = (0, 1)) -> BenchResult:
     """Bind ``graph_json`` for training and time it; ``step`` offsets progress when
     several graphs are timed in one job."""
+    from mxexplorer.core import gpu
     from mxexplorer.core.memplan import _failure, parse_total_mb
 
     token = token or CancelToken()
+    on_gpu = parse_device(ctx)[0] == "gpu"
+    mirrored = on_gpu and gpu.mirrored(graph_json)
+    settings = gpu.run_settings(ctx, mirrored)
+    untouched = gpu.free_bytes(parse_device(ctx)[1]) if on_gpu else None
     mx = import_mxnet()
-    dev = context(ctx)
+    dev = context(ctx, mirrored)
     batch = next(iter(shapes.values()))[0] if shapes else 1
     free_before = _gpu_free(mx, ctx)
+    context_mb = (untouched - free_before) / 2**20 \
+        if untouched is not None and free_before is not None else None
     try:
         sym = mx.sym.load_json(graph_json)
     except Exception as exc:  # noqa: BLE001
@@ -168,14 +245,17 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: s
     used = None
     if free_before is not None and free_during is not None:
         used = (free_before - free_during) / 2**20
-    return BenchResult(label, ctx, int(batch), _timing(train), _timing(infer), planned, used)
+    return BenchResult(label, ctx, int(batch), _timing(train), _timing(infer), planned, used,
+                       context_mb, workspace_limit_mb(graph_json) if on_gpu else None,
+                       tuple(sorted(settings.items())))
 
 
 def compare(original_json: str, planned_json: str | None, shapes: Mapping[str, Shape],
             ctx: str = "cpu", warmup: int = 2, repeats: int = 5,
-            progress: Progress = no_progress, token: CancelToken | None = None
-            ) -> list[BenchResult]:
-    """The original graph and, when given, the planned one, timed the same way.
+            progress: Progress = no_progress, token: CancelToken | None = None,
+            isolate: bool = False) -> list[BenchResult]:
+    """The original graph and, when given, the planned one, timed the same way;
+    ``isolate``: each in its own child process (a fresh CUDA context and pool).
 
     Raises
     ------
@@ -185,8 +265,15 @@ def compare(original_json: str, planned_json: str | None, shapes: Mapping[str, S
         raise UserError("the planned graph is the original graph (the plan tags nothing "
                         "differently): nothing to compare")
     jobs = [("original", original_json)] + ([("planned", planned_json)] if planned_json else [])
-    return [run(text, shapes, ctx, label, warmup, repeats, progress=progress, token=token,
-                step=(k, len(jobs))) for k, (label, text) in enumerate(jobs)]
+    if not isolate:
+        return [run(text, shapes, ctx, label, warmup, repeats, progress=progress, token=token,
+                    step=(k, len(jobs))) for k, (label, text) in enumerate(jobs)]
+    from mxexplorer.core import isolated
+
+    return [isolated.call(run, text, dict(shapes), ctx, label, warmup, repeats,
+                          step=(k, len(jobs)), progress=progress, token=token,
+                          what=f"the benchmark of the {label} graph")
+            for k, (label, text) in enumerate(jobs)]
 
 
 def _same_graph(a: str, b: str) -> bool:

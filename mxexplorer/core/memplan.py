@@ -193,8 +193,7 @@ def original_tags(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
     """The original ``make_mirror_plan``'s tagging for an integer threshold in MB.
 
     Walks ``get_internals()`` outputs in order, sizes as float32; returns the
-    ``force_mirroring`` value of every tagged node and ``{"max_size", "save_size"}``.
-    """
+    ``force_mirroring`` value of every tagged node and ``{"max_size", "save_size"}``."""
     threshold = int(threshold_mb) << 20
     tags: dict[int, str] = {}
     local = save = max_size = 0
@@ -321,7 +320,7 @@ class CostOracle:
     def __init__(self, shapes: Mapping[str, Shape], ctx_spec: str = "cpu",
                  type_dict: Mapping[str, str] | None = None):
         self.mx = import_mxnet()
-        self.ctx = context(ctx_spec)
+        self.ctx = context(ctx_spec, mirrored=True)   # probes are mirrored graphs
         self.shapes = dict(shapes)
         self.type_dict = dict(type_dict) if type_dict else {}
         self.calls = 0

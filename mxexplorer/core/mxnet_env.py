@@ -87,16 +87,10 @@ def preload_libmxnet() -> bool:
     thread wanting Python waits, the GUI thread included.  Loaded here first, MXNet's
     dlopen of the same path just takes another reference.  Returns whether it loaded.
     """
-    import importlib.util
+    from mxexplorer.core.gpu import mxnet_library
 
-    try:
-        spec = importlib.util.find_spec("mxnet")
-    except (ImportError, ValueError):
-        return False
-    if spec is None or not spec.submodule_search_locations:
-        return False
-    path = os.path.join(list(spec.submodule_search_locations)[0], "libmxnet.so")
-    if not os.path.exists(path):
+    path = mxnet_library()
+    if path is None:
         return False
     try:
         dlopen = ctypes.CDLL(None).dlopen
@@ -144,22 +138,30 @@ def mxnet_available() -> bool:
 
 @dataclass(frozen=True)
 class Device:
-    """A context MXNet can compute on."""
+    """A context to compute on, and whether this MXNet can run there (and why not)."""
 
     kind: str  # "cpu" or "gpu"
     index: int
     name: str
     free_bytes: int | None = None
     total_bytes: int | None = None
+    capability: tuple[int, int] | None = None
+    runs: bool = True
+    why: str = ""               # the verdict's sentence (why not; or what is set there)
 
     @property
     def label(self) -> str:
         if self.kind == "cpu":
             return "CPU"
-        mem = ""
+        facts = [f"{self.capability[0]}.{self.capability[1]}"] if self.capability else []
         if self.free_bytes is not None and self.total_bytes is not None:
-            mem = f" ({self.free_bytes / 2**30:.1f} of {self.total_bytes / 2**30:.1f} GiB free)"
-        return f"GPU {self.index}: {self.name}{mem}"
+            facts.append(f"{self.free_bytes / 2**30:.1f} of {self.total_bytes / 2**30:.1f} "
+                         "GiB free")
+        elif self.total_bytes is not None:
+            facts.append(f"{self.total_bytes / 2**30:.1f} GiB")
+        if not self.runs:
+            facts.append("cannot run this MXNet")
+        return f"GPU {self.index}: {self.name}" + (f" ({', '.join(facts)})" if facts else "")
 
     @property
     def spec(self) -> str:
@@ -173,44 +175,35 @@ def parse_device(spec: str) -> tuple[str, int]:
         return "cpu", 0
     if text == "gpu":
         return "gpu", 0
-    if text.startswith("gpu:") and text[4:].isdigit():
+    if text.startswith("gpu:") and text[4:].isdigit() and len(text) < 10:
         return "gpu", int(text[4:])
     raise UserError(f"unknown device {spec!r}: use cpu, gpu or gpu:N")
 
 
-def _gpu_name(index: int) -> str:
-    try:
-        cudart = ctypes.CDLL("libcudart.so.11.0")
-    except OSError:
-        return "NVIDIA GPU"
-    buf = ctypes.create_string_buffer(1024)
-    # cudaDeviceProp starts with char name[256]; the struct is < 1 KB in CUDA 11.
-    if cudart.cudaGetDeviceProperties(buf, index) != 0:
-        return "NVIDIA GPU"
-    return buf.raw[:256].split(b"\0", 1)[0].decode(errors="replace") or "NVIDIA GPU"
+def list_devices(progress: Any = None, token: Any = None) -> list[Device]:
+    """The CPU and every GPU the driver reports, each with its verdict for this MXNet.
 
+    Asks the NVIDIA driver and NVML, not MXNet (no CUDA context is made, MXNet is not
+    imported); the GUI calls it in a child process all the same."""
+    from mxexplorer.core import gpu
 
-def list_devices() -> list[Device]:
-    """The CPU and every GPU MXNet sees, each with free/total memory when known."""
+    report = gpu.device_report()
     devices = [Device("cpu", 0, "CPU")]
-    try:
-        mx = import_mxnet()
-        count = int(mx.context.num_gpus())
-    except (MXNetMissingError, Exception):  # noqa: BLE001 - no GPU runtime: CPU only
-        return devices
-    for i in range(count):
-        free = total = None
-        try:
-            free, total = mx.context.gpu_memory_info(i)
-        except Exception:  # noqa: BLE001 - device busy or lost
-            pass
-        devices.append(Device("gpu", i, _gpu_name(i), free, total))
+    for g, verdict in report.gpus:
+        devices.append(Device("gpu", g.index, g.name, g.free_bytes, g.total_bytes,
+                              g.capability, verdict.runs, verdict.sentence))
     return devices
 
 
-def context(spec: str) -> Any:
-    """An ``mx.Context`` for ``cpu`` / ``gpu:N``; a one-line error when the GPU is absent."""
+def context(spec: str, mirrored: bool = False) -> Any:
+    """An ``mx.Context`` for ``cpu`` / ``gpu:N``.  A GPU is checked first (one line when
+    it is absent or this build cannot run on it) and the settings it needs are made
+    (:func:`gpu.run_settings`: fusion off for ``mirrored`` graphs and new GPUs)."""
+    from mxexplorer.core import gpu
+
     kind, index = parse_device(spec)
+    if kind == "gpu":
+        gpu.run_settings(spec, mirrored)
     mx = import_mxnet()
     if kind == "cpu":
         return mx.cpu()

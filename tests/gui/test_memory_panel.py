@@ -163,3 +163,32 @@ def test_closing_the_window_mid_search_stops_it_and_its_child(make_window, qtbot
     window.close()
     wait_for_workers(5000)
     assert isolated.live_children() == set()
+
+
+def test_gpus_this_mxnet_cannot_run_are_listed_greyed_with_the_reason(
+        make_window, qtbot, monkeypatch) -> None:
+    # a doctor report's six-GPU machine (the cu112 build's kernels, NVRTC 11.2),
+    # asked for in a child process as the real device list is
+    from tests.core.test_gpu import SIX_GPUS
+
+    monkeypatch.setenv("MXEXPLORER_RECORDED_GPUS", SIX_GPUS)
+    window, panel = _ready(make_window, qtbot)
+    panel.set_choices({"device": "gpu:4"})             # remembered from another machine
+    panel.load_devices()
+    qtbot.waitUntil(lambda: panel.device.count() == 7, timeout=30000)
+    model = panel.device.model()
+    enabled = [model.item(k).isEnabled() for k in range(7)]
+    assert enabled == [True, True, True, True, True, False, False]
+    assert panel.device.itemText(5) == ("GPU 4: NVIDIA H100 80GB HBM3 (9.0, 76.0 of 80.0 GiB "
+                                        "free, cannot run this MXNet)")
+    tip = panel.device.itemData(5, Qt.ItemDataRole.ToolTipRole)
+    assert tip.startswith("GPU 4 (NVIDIA H100 80GB HBM3) cannot run this MXNet: its kernels")
+    assert "container 24.06" in tip and tip == panel.device_note.toolTip().split("\n\n")[0]
+    assert "MXNET_USE_FUSION=0" in panel.device.itemData(4, Qt.ItemDataRole.ToolTipRole)
+    assert panel.device.currentData() == "cpu"          # never a GPU it cannot run on
+    assert not panel.device_note.isHidden()
+    assert panel.device_note.text() == "GPUs 4, 5 cannot run this MXNet (why: hover)"
+    assert panel.device_note.toolTip().startswith("GPU 4 (NVIDIA H100 80GB HBM3) cannot run "
+                                                  "this MXNet: its kernels are built for")
+    panel.device.setCurrentIndex(3)                     # a GPU it runs on: chosen
+    assert panel.choices()["device"] == "gpu:2"

@@ -45,7 +45,7 @@ class BenchView(QWidget):
         self.bars.setOpts(x=x, height=med, width=0.6)
         self.spread.setData(x=x, y=med, top=hi, bottom=lo)
         self.bench_plot.enableAutoRange()
-        lines = [r.summary() for r in results]
+        lines = [line for r in results for line in (r.summary(), r.memory_note()) if line]
         if verdict:
             lines.append(verdict)
         self.label.setText("\n".join(lines))

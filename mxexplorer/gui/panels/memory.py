@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mxexplorer.core import memplan, symbol_io
+from mxexplorer.core import isolated, memplan, symbol_io
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import Device, list_devices
 from mxexplorer.gui import workers
@@ -39,7 +39,10 @@ from mxexplorer.gui.theme import set_role
 
 
 def _devices_job(progress: Any, token: Any) -> list[Device]:
-    return list_devices()
+    """The device list, asked in a child: nothing touches a GPU in the window's process."""
+    devices: list[Device] = isolated.call(list_devices, progress=progress, token=token,
+                                          what="the device query")
+    return devices
 
 
 class MemoryPanel(QWidget):
@@ -106,6 +109,11 @@ class MemoryPanel(QWidget):
         self.progress = QProgressBar()
         self.progress.setTextVisible(False)
         self.progress.setMaximumHeight(10)
+        self.device_note = QLabel()          # why a listed GPU is greyed out: one line,
+        self.device_note.setTextInteractionFlags(   # the sentences in its tooltip
+            Qt.TextInteractionFlag.TextSelectableByMouse)
+        set_role(self.device_note, "muted")
+        self.device_note.hide()
         self.status = QLabel("Choose the stages and press Plan.")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -120,6 +128,7 @@ class MemoryPanel(QWidget):
 
         form = QFormLayout()
         form.addRow("device", self.device)
+        form.addRow("", self.device_note)
         form.addRow("stages", self.stages)
         threshold_row = QHBoxLayout()
         threshold_row.addWidget(self.search, 1)
@@ -252,11 +261,32 @@ class MemoryPanel(QWidget):
         wanted = self._wanted_device
         self.device.blockSignals(True)
         self.device.clear()
+        model = self.device.model()
         for dev in devices:
             self.device.addItem(dev.label, dev.spec)
+            row = self.device.count() - 1
+            if dev.why:
+                self.device.setItemData(row, f"GPU {dev.index} ({dev.name}) {dev.why}.",
+                                        Qt.ItemDataRole.ToolTipRole)
+            if not dev.runs:                  # listed, greyed, not choosable
+                model.item(row).setEnabled(False)      # type: ignore[attr-defined]
         index = self.device.findData(wanted)
-        self.device.setCurrentIndex(max(index, 0))
+        usable = index >= 0 and next(d for d in devices if d.spec == wanted).runs
+        self.device.setCurrentIndex(index if usable else 0)
         self.device.blockSignals(False)
+        self._note_unrunnable([d for d in devices if d.kind == "gpu" and not d.runs])
+
+    def _note_unrunnable(self, devices: list[Device]) -> None:
+        """One short line under the list for the greyed GPUs; the whole sentences (why,
+        what to use instead) in its tooltip and each item's."""
+        self.device_note.setVisible(bool(devices))
+        if not devices:
+            return
+        names = ", ".join(str(d.index) for d in devices)
+        self.device_note.setText(f"GPU{'s' if len(devices) > 1 else ''} {names} cannot run "
+                                 "this MXNet (why: hover)")
+        self.device_note.setToolTip("\n\n".join(f"GPU {d.index} ({d.name}) {d.why}."
+                                                  for d in devices))
         chosen = next((d for d in devices if d.spec == self.device.currentData()), None)
         if chosen is not None and chosen.kind == "gpu" and chosen.free_bytes \
                 and not self._budget_given:
