@@ -1,9 +1,12 @@
 """Memory planner on the Gluon model zoo, batch 32, CPU: unplanned cost, the original
-memonger search after automatic (cut-vertex) stages, and ours; recompute overhead and
-planning time.  Goal: ours <= original on every network, geometric mean of
-planned/unplanned <= 0.43 (the original's is 0.480), ResNet-152 planned within 10 s.
+memonger search after automatic (cut-vertex) stages, and ours; what our least-memory
+plan recomputes (read from MXNet's report), the points of the memory-recompute front,
+probes and planning time.  Goals (issue 18): ours <= original on every network,
+geometric mean of planned/unplanned <= 0.40 (the original's is 0.480).
 
-Run: ``python benchmarks/planner.py [names...]``.
+Run: ``python benchmarks/planner.py [--untuned] [--twice] [names...]``: ``--untuned``
+the six networks the search was never tuned on, ``--twice`` plans each twice and says
+whether the plans are identical (they must be: the search counts probes, not seconds).
 """
 from __future__ import annotations
 
@@ -15,17 +18,22 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NETS = ["resnet18_v1", "resnet50_v1", "resnet152_v1", "resnet50_v2", "densenet121",
         "inceptionv3", "mobilenetv2_1.0", "squeezenet1.1", "vgg16_bn"]
+UNTUNED = ["resnet34_v1", "resnet101_v2", "densenet169", "vgg19_bn", "mobilenet1.0",
+           "squeezenet1.0"]
 
 
 def main() -> None:
     sys.path.insert(0, ROOT)
     from benchmarks.nets import network
-    from mxexplorer.core import memplan
+    from mxexplorer.core import memplan, plansearch
     from mxexplorer.core.document import GraphDocument
 
-    names = sys.argv[1:] or NETS
+    flags = {a for a in sys.argv[1:] if a.startswith("--")}
+    names = [a for a in sys.argv[1:] if not a.startswith("--")] or \
+        (UNTUNED if "--untuned" in flags else NETS)
     print(f"{'network':<16} {'unplanned':>9} {'original':>9} {'ours':>7} {'ours/unpl':>9} "
-          f"{'orig/unpl':>9} {'recompute':>9} {'probes':>6} {'time s':>7}")
+          f"{'orig/unpl':>9} {'recompute':>9} {'front':>5} {'probes':>6} {'time s':>7}"
+          + ("  same twice" if "--twice" in flags else ""))
     ours_ratios, orig_ratios = [], []
     for name in names:
         size = 299 if name.startswith("inception") else 224
@@ -37,11 +45,17 @@ def main() -> None:
         ours = memplan.plan(snap, shapes, stages="auto", mode="best")
         seconds = time.perf_counter() - start
         share = ours.best.recompute_share if ours.best else 0.0
+        same = ""
+        if "--twice" in flags:
+            again = memplan.plan(snap, shapes, stages="auto", mode="best")
+            same = "  " + str([(p.kept, p.cost_mb) for p in again.probes]
+                              == [(p.kept, p.cost_mb) for p in ours.probes])
         ours_ratios.append(ours.planned_mb / ours.baseline_mb)
         orig_ratios.append(original.planned_mb / original.baseline_mb)
         print(f"{name:<16} {ours.baseline_mb:>9.0f} {original.planned_mb:>9.0f} "
               f"{ours.planned_mb:>7.0f} {ours_ratios[-1]:>9.3f} {orig_ratios[-1]:>9.3f} "
-              f"{share:>9.0%} {len(ours.probes):>6} {seconds:>7.1f}", flush=True)
+              f"{share:>9.0%} {len(plansearch.front(ours.probes)):>5} "
+              f"{len(ours.probes):>6} {seconds:>7.1f}{same}", flush=True)
     geo = math.exp(sum(math.log(r) for r in ours_ratios) / len(ours_ratios))
     geo_orig = math.exp(sum(math.log(r) for r in orig_ratios) / len(orig_ratios))
     print(f"geometric mean planned/unplanned: ours {geo:.3f}, original {geo_orig:.3f}")

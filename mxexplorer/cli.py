@@ -183,7 +183,9 @@ class _TerminalProgress:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from mxexplorer.core import gpu, jobs, memplan, symbol_io
+    import textwrap
+
+    from mxexplorer.core import gpu, jobs, memplan, plansearch, symbol_io
     from mxexplorer.core.document import GraphDocument
 
     gpu.check(args.ctx)  # the device first: one line, before any work
@@ -206,15 +208,23 @@ def cmd_plan(args: argparse.Namespace) -> int:
                              f"({fit.planned_mb or 0:.0f} MB)\n")
         return 0
     result = jobs.plan(snap, shape_map, ctx=args.ctx, stages=args.stages,
-                       threshold_mb=args.threshold, mode=args.search, progress=bar)
+                       threshold_mb=args.threshold, mode=args.search, progress=bar,
+                       target=args.target)
     bar.close()
-    if args.output:
-        symbol_io.write_atomic(args.output, memplan.planned_json(snap, result))
     best = result.best
+    if args.within is not None:
+        pick = plansearch.least_recompute_under(result.probes, args.within)
+        if pick is None:
+            raise UserError(f"no plan needs {args.within:,.0f} MB or less; the least is "
+                            f"{result.planned_mb:,.0f} MB")
+        best = result.plan_for(GraphDocument.from_snapshot(snap), pick)
+    if args.output:
+        symbol_io.write_atomic(args.output, memplan.planned_json(snap, result, plan=best))
+    planned_mb = best.cost_mb if best is not None else result.baseline_mb
     data = {
         "file": args.file, "device": args.ctx, "shapes": {k: list(v) for k, v in shape_map.items()},
-        "baseline_mb": result.baseline_mb, "planned_mb": result.planned_mb,
-        "saving": 1 - result.planned_mb / result.baseline_mb if result.baseline_mb else 0.0,
+        "baseline_mb": result.baseline_mb, "planned_mb": planned_mb,
+        "saving": 1 - planned_mb / result.baseline_mb if result.baseline_mb else 0.0,
         "threshold_mb": best.threshold_mb if best else None,
         "stages": len(result.stages), "stage_source": result.stage_source,
         "kept": len(best.kept) if best else 0,
@@ -222,6 +232,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         "forward_macs": best.forward_macs if best else 0,
         "recompute_share": best.recompute_share if best else 0.0,
         "seconds": result.seconds, "output": args.output,
+        "summary": plansearch.describe(result, best) if best else "",
+        "state_bytes": result.state_bytes,
+        "front": [{"cost": p.cost_mb, "recompute_share": p.recompute_share}
+                  for p in plansearch.front(result.probes)],
         "probes": [p.to_dict() for p in result.probes],
     }
     if args.json:
@@ -233,12 +247,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if best is None:
         out.write("planned     no plan beats the unplanned graph; nothing tagged\n")
     else:
-        thr = f" at threshold {best.threshold_mb:.0f} MB" if best.threshold_mb is not None \
-            else " (local search)"
-        out.write(f"planned     {best.cost_mb:.0f} MB{thr}, {len(best.kept)} stage nodes kept, "
-                  f"saving {data['saving']:.0%}\n")
+        thr = f" (threshold {best.threshold_mb:.0f} MB)" if best.threshold_mb is not None \
+            else ""
+        out.write(f"planned     {best.cost_mb:.0f} MB{thr}, saving {data['saving']:.0%}; "
+                  f"{len(best.kept)} outputs kept for backward\n")
         out.write(f"recompute   {best.recompute_share:.0%} of a forward pass "
                   f"({best.recompute_macs / 1e9:.2f} G MACs)\n")
+        out.write(textwrap.fill(plansearch.describe(result, best), 88) + "\n")
+        front = plansearch.front(result.probes)
+        if len(front) > 1:
+            out.write("front       " + ", ".join(
+                f"{p.cost_mb:,.0f} MB/{p.recompute_share or 0:.0%}" for p in front) + "\n")
     failed = [p for p in result.probes if not p.ok]
     out.write(f"probes      {len(result.probes)} in {result.seconds:.1f} s"
               + (f", {len(failed)} failed ({failed[0].reason})" if failed else "") + "\n")
@@ -344,6 +363,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="best: sweep and local search; original: memonger's 9 probes")
     p.add_argument("--budget", type=float, metavar="MB",
                    help="find the largest batch that trains within this memory")
+    p.add_argument("--within", type=float, metavar="MB",
+                   help="the plan that recomputes least within MB (not the least memory)")
+    p.add_argument("--for", dest="target", choices=("cpu", "gpu"),
+                   help="the device the plan is for, when not --ctx (gpu: cuDNN BatchNorm "
+                        "is never recomputed)")
     p.add_argument("-o", "--output", metavar="PLANNED.json", help="write the planned graph")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_plan)

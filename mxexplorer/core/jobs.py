@@ -17,11 +17,12 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
          stages: str = "file", threshold_mb: int | None = None, mode: str = "best",
          dtype: str = "float32", progress: Progress = no_progress,
          token: CancelToken | None = None,
-         on_probe: Callable[[memplan.Probe], None] | None = None) -> memplan.PlanResult:
+         on_probe: Callable[[memplan.Probe], None] | None = None,
+         target: str | None = None) -> memplan.PlanResult:
     """:func:`memplan.plan` in a child; each probe reaches ``on_probe`` as it is costed."""
     result: memplan.PlanResult = isolated.call(
         memplan.plan, snap, dict(shapes), ctx, stages, threshold_mb, mode, dtype=dtype,
-        progress=progress, token=token,
+        progress=progress, token=token, target=target,
         callbacks={"on_probe": on_probe} if on_probe is not None else None,
         what="planning")
     return result

@@ -40,6 +40,7 @@ from mxexplorer.core.shapes import Shape, check_allocatable, infer_document
 
 MB = 1 << 20
 _TOTAL_RE = re.compile(r"Total\s+(\d+(?:\.\d+)?)\s+MB allocated")
+_MIRROR_RE = re.compile(r"^Op:\w+, Name=(.+)_mirror$", re.M)
 ProbeCallback = Callable[["Probe"], None]
 
 
@@ -58,10 +59,15 @@ class Probe:
     reason: str = ""
     kept: tuple[int, ...] = ()   # stage nodes kept (force_mirroring False)
     seconds: float = 0.0
+    #: forward MACs of the nodes MXNet's gradient pass recomputes, read from its
+    #: ``_mirror`` copies in the bind's report rather than assumed from the tags
+    recompute_macs: int | None = None
+    recompute_share: float | None = None   # of the forward pass's MACs
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "threshold": self.threshold_mb, "cost": self.cost_mb,
-                "ok": self.ok, "reason": self.reason, "kept": len(self.kept)}
+                "ok": self.ok, "reason": self.reason, "kept": len(self.kept),
+                "recompute_macs": self.recompute_macs, "recompute_share": self.recompute_share}
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,8 @@ class PlanResult:
     #: forward MACs of every operator node (what a recomputed node costs again)
     node_macs: dict[int, int] = field(default_factory=dict)
     forward_macs: int = 0
+    #: bytes of the trained parameters (float32): their gradients as much again
+    state_bytes: int = 0
 
     @property
     def planned_mb(self) -> float:
@@ -105,8 +113,10 @@ class PlanResult:
         if not probe.ok or probe.cost_mb is None or probe.kind == "baseline":
             raise UserError("that point is not a plan (a failed probe, or no plan at all)")
         tags = tags_for_kept(doc, probe.kept)
-        return Plan(tags, probe.cost_mb, probe.threshold_mb, tuple(probe.kept),
-                    recompute_macs(doc, self.node_macs, tags), self.forward_macs)
+        macs = probe.recompute_macs if probe.recompute_macs is not None else \
+            recompute_macs(doc, self.node_macs, tags)
+        return Plan(tags, probe.cost_mb, probe.threshold_mb, tuple(probe.kept), macs,
+                    self.forward_macs)
 
     def stage_tags(self) -> dict[int, str] | None:
         """The ``mirror_stage`` tags a plan adds (automatic stages), else None."""
@@ -183,7 +193,7 @@ def _is_param_name(name: str) -> bool:
     return name.endswith(("weight", "bias", "beta", "gamma"))
 
 
-def _size(shape: Sequence[int] | None) -> int:
+def float32_bytes(shape: Sequence[int] | None) -> int:
     return math.prod(shape) * 4 if shape else 0
 
 
@@ -202,7 +212,7 @@ def original_tags(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
     for entry in doc.internals():
         if _is_param_name(entry.name):
             continue
-        size = _size(by_entry.get((entry.node, entry.index)))
+        size = float32_bytes(by_entry.get((entry.node, entry.index)))
         local += size
         tags[entry.node] = "True"
         stage = stages.get(entry.node)
@@ -324,6 +334,7 @@ class CostOracle:
         self.shapes = dict(shapes)
         self.type_dict = dict(type_dict) if type_dict else {}
         self.calls = 0
+        self.mirrored: frozenset[str] = frozenset()   # the last graph's _mirror nodes
         self._arrays: tuple[list[Any], list[Any], list[Any]] | None = None
 
     def _make_arrays(self, sym: Any) -> tuple[list[Any], list[Any], list[Any]]:
@@ -351,7 +362,9 @@ class CostOracle:
         exe = sym.bind(self.ctx, args=args, args_grad=grads, grad_req="write",
                        aux_states=aux)
         try:
-            return parse_total_mb(exe.debug_str())
+            report = exe.debug_str()
+            self.mirrored = frozenset(_MIRROR_RE.findall(report))
+            return parse_total_mb(report)
         finally:
             del exe
 
@@ -375,7 +388,7 @@ def _failure(exc: BaseException) -> str:
 
 # ------------------------------------------------------------------ search
 @dataclass
-class _Search:
+class Search:
     doc: GraphDocument
     by_entry: Mapping[tuple[int, int], Shape]
     stages: dict[int, str]
@@ -390,7 +403,27 @@ class _Search:
     best_kept: tuple[int, ...] | None = None
     best_cost: float = math.inf
     best_threshold: float | None = None
+    best_recompute: float = math.inf
+    least_cost: float = math.inf
+    deadline: float = math.inf
     total: int = 1
+    #: operator nodes every plan keeps (cuDNN BatchNorm on a GPU: see :func:`never_mirrored`)
+    fixed: frozenset[int] = frozenset()
+    _op_index: dict[str, int] = field(default_factory=dict)
+
+    #: the nodes MXNet recomputes under each costed kept set
+    mirrored: dict[tuple[int, ...], tuple[int, ...]] = field(default_factory=dict)
+
+    def mirrored_nodes(self, names: Iterable[str]) -> tuple[int, ...]:
+        """The operator nodes MXNet recomputes, from their ``_mirror`` copies' names."""
+        if not self._op_index:
+            self._op_index.update((n.name, i) for i, n in enumerate(self.doc.nodes)
+                                  if not n.is_variable)
+        return tuple(sorted(i for i in map(self._op_index.get, names) if i is not None))
+
+    def macs_of(self, nodes: Iterable[int]) -> int:
+        per_node = self.gstats.per_node
+        return sum(per_node[i].macs for i in nodes if i in per_node)
 
     def emit(self, probe: Probe) -> None:
         self.probes.append(probe)
@@ -405,27 +438,40 @@ class _Search:
                 tags: Mapping[int, str] | None = None) -> float | None:
         """Cost of a plan (cached by its kept set); records a probe for new ones."""
         self.token.check()
-        key = tuple(sorted(kept))
+        key = tuple(sorted(set(kept) | self.fixed))
         if key in self.costs:
             known = self.costs[key]
             if kind == "original":   # the original's own probes are always shown
                 self.emit(Probe(kind, threshold, known, known is not None, "", key))
             return known
         start = time.perf_counter()
+        if tags is not None and self.fixed:
+            tags = {**tags, **{i: "False" for i in self.fixed}}
         graph = tagged_dict(self.doc, tags if tags is not None else
                             tags_for_kept(self.doc, key),
                             self.stages if self.stage_source == "auto" else None)
+        macs: int | None = None
         try:
             cost: float | None = self.oracle(graph)
-            reason = ""
+            self.mirrored[key] = self.mirrored_nodes(self.oracle.mirrored)
+            macs, reason = self.macs_of(self.mirrored[key]), ""
         except Exception as exc:  # noqa: BLE001 - a failed probe is data, the search goes on
             cost, reason = None, _failure(exc)
         self.costs[key] = cost
+        share = macs / self.gstats.macs if macs is not None and self.gstats.macs else None
         self.emit(Probe(kind, threshold, cost, cost is not None, reason, key,
-                        time.perf_counter() - start))
-        if cost is not None and cost < self.best_cost:
+                        time.perf_counter() - start, macs, share))
+        if cost is not None and self.better(cost, macs or 0):
             self.best_cost, self.best_kept, self.best_threshold = cost, key, threshold
+            self.best_recompute = macs or 0
         return cost
+
+    def better(self, cost: float, macs: int) -> bool:
+        """The least memory; within half a MB of the least seen, the least recompute."""
+        self.least_cost = min(self.least_cost, cost)
+        if cost < self.best_cost - 0.5:
+            return True
+        return cost <= self.least_cost + 0.5 and macs < self.best_recompute
 
     def threshold_plan(self, threshold_mb: float, kind: str = "threshold"
                        ) -> tuple[tuple[int, ...], dict[str, int], dict[int, str]]:
@@ -434,7 +480,7 @@ class _Search:
         return kept, info, tags
 
 
-def _baseline(search: _Search) -> float:
+def _baseline(search: Search) -> float:
     graph = tagged_dict(search.doc, {})
     start = time.perf_counter()
     try:
@@ -445,7 +491,7 @@ def _baseline(search: _Search) -> float:
     return cost
 
 
-def original_thresholds(search: _Search, ntrial: int = 6) -> list[int]:
+def original_thresholds(search: Search, ntrial: int = 6) -> list[int]:
     """The thresholds the original ``search_plan`` probes, run from the untouched graph."""
     thresholds: list[int] = []
     threshold = 0
@@ -472,122 +518,23 @@ def original_thresholds(search: _Search, ntrial: int = 6) -> list[int]:
     return thresholds
 
 
-def _sweep(search: _Search, points: int) -> None:
-    """Thresholds on a geometric grid up to the whole activation size; plans that
-    tag the same nodes are costed once."""
-    total_mb = sum(_size(s) for s in search.by_entry.values()) / MB
-    low = max(1.0, total_mb / max(8 * len(search.stages), 1))
-    for k in range(points):
-        t = low * (total_mb / low) ** (k / max(points - 1, 1))
-        kept, _, tags = search.threshold_plan(int(t))
-        search.cost_of(kept, "threshold", int(t), tags)
-
-
-def _local_search(search: _Search, deadline: float, max_probes: int,
-                  candidates: Sequence[int] | None = None, wide: bool = False) -> None:
-    """First-improvement hill climbing on the kept set, with the cost oracle: move one
-    kept node to a nearby candidate, drop one, or keep one more (or an adjacent pair).
-    Candidates are the stage nodes in graph order (or ``candidates``).  ``wide``: the
-    moves of a climb that has stopped -- one kept node moved 4-8 places, two
-    neighbouring kept nodes shifted together, one kept node moved and its neighbour
-    dropped."""
-    order = list(candidates) if candidates is not None else \
-        [i for i in search.doc.order() if i in search.stages]
-    index = {n: k for k, n in enumerate(order)}
-    probes = 0
-    improved = True
-    while improved and search.best_kept is not None:
-        improved = False
-        kept = list(search.best_kept)
-        moves = _wide_moves(kept, order, index) if wide else \
-            _near_moves(kept, order, index)
-        start_cost = search.best_cost
-        for move in moves:
-            if time.perf_counter() > deadline or probes >= max_probes:
-                return
-            if move in search.costs:
-                continue
-            probes += 1
-            search.cost_of(move, "local", None)
-            if search.best_cost < start_cost - 0.5:
-                improved = True
-                break
-
-
-def _near_moves(kept: list[int], order: list[int], index: Mapping[int, int]
-                ) -> list[tuple[int, ...]]:
-    kept_set = set(kept)
-    moves: list[tuple[int, ...]] = []
-    for k, node in enumerate(kept):
-        at = index.get(node)
-        if at is None:
-            continue
-        for step in (-1, 1, -2, 2, -3, 3):
-            j = at + step
-            if 0 <= j < len(order) and order[j] not in kept_set:
-                moves.append(tuple(sorted(kept[:k] + [order[j]] + kept[k + 1:])))
-        moves.append(tuple(kept[:k] + kept[k + 1:]))
-    for node in order:
-        if node not in kept_set:
-            moves.append(tuple(sorted(kept + [node])))
-    for k, node in enumerate(order[:-1]):
-        pair = {node, order[k + 1]}
-        if not pair & kept_set:
-            moves.append(tuple(sorted(kept + sorted(pair))))
-        elif pair <= kept_set:
-            moves.append(tuple(n for n in kept if n not in pair))
-    return moves
-
-
-def _wide_moves(kept: list[int], order: list[int], index: Mapping[int, int]
-                ) -> list[tuple[int, ...]]:
-    kept_set = set(kept)
-    at = [index.get(n) for n in kept]
-    moves: list[tuple[int, ...]] = []
-
-    def put(removed: Iterable[int], added: Iterable[int]) -> None:
-        new = (kept_set - set(removed)) | set(added)
-        moves.append(tuple(sorted(new)))
-
-    for k, node in enumerate(kept):
-        a = at[k]
-        if a is None:
-            continue
-        for step in (4, -4, 5, -5, 6, -6, 8, -8):
-            j = a + step
-            if 0 <= j < len(order) and order[j] not in kept_set:
-                put([node], [order[j]])
-    for k in range(len(kept) - 1):
-        a, b = at[k], at[k + 1]
-        if a is None or b is None:
-            continue
-        for step in (-1, 1, -2, 2):
-            ja, jb = a + step, b + step
-            if 0 <= ja < len(order) and 0 <= jb < len(order):
-                put([kept[k], kept[k + 1]], [order[ja], order[jb]])
-        for step in (-1, 1, -2, 2):   # move one, drop its neighbour
-            ja = a + step
-            if 0 <= ja < len(order) and order[ja] not in kept_set:
-                put([kept[k], kept[k + 1]], [order[ja]])
-            jb = b + step
-            if 0 <= jb < len(order) and order[jb] not in kept_set:
-                put([kept[k], kept[k + 1]], [order[jb]])
-    return moves
-
-
 def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
          stages: str = "file", threshold_mb: int | None = None, mode: str = "best",
-         time_limit: float = 6.0, dtype: str = "float32",
+         time_limit: float = 300.0, dtype: str = "float32",
          progress: Progress = no_progress, token: CancelToken | None = None,
-         on_probe: ProbeCallback | None = None) -> PlanResult:
+         on_probe: ProbeCallback | None = None, target: str | None = None) -> PlanResult:
     """Plan a document snapshot for training at ``shapes`` on ``ctx``.
 
     Parameters
     ----------
     stages : "file" (the file's ``mirror_stage`` tags) or "auto" (cut vertices).
     threshold_mb : plan at this threshold exactly as the original algorithm does.
-    mode : "best" (sweep and local search) or "original" (the original's 9 probes).
-    time_limit : seconds the local search may add after the sweep.
+    mode : "best" (sweep, climb, trim and front: :mod:`plansearch`; a number of
+        probes by graph size, the same plan on any machine) or "original" (the
+        original's 9 probes).
+    time_limit : a safety net in seconds, not reached on the benchmark networks.
+    target : the device the plan is for, when not ``ctx`` (plan on the CPU for a GPU:
+        the GPU's rules apply, see :func:`plansearch.never_mirrored`).
 
     Raises
     ------
@@ -621,37 +568,43 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     gstats = stats.compute(doc, result)
     node_macs = {i: ns.macs for i, ns in gstats.per_node.items() if ns.macs}
     oracle = CostOracle(shapes, ctx, {k: dtype for k in shapes})
-    search = _Search(doc, result.by_entry, stage_map, stages, oracle, gstats, progress,
+    search = Search(doc, result.by_entry, stage_map, stages, oracle, gstats, progress,
                      token, on_probe)
-    search.total = 2 if threshold_mb is not None else (11 if mode == "original" else 60)
+    from mxexplorer.core import plansearch
+
+    search.fixed = plansearch.never_mirrored(doc, target or ctx)
+    search.deadline = started + time_limit
+    budget = plansearch.probe_budget(sum(not n.is_variable for n in doc.nodes))
+    search.total = 2 if threshold_mb is not None else (11 if mode == "original" else
+                                                       budget + 40)
     baseline = _baseline(search)
     if threshold_mb is not None:
         kept, _, tags = search.threshold_plan(threshold_mb)
         search.cost_of(kept, "threshold", threshold_mb, tags)
     else:
         original_thresholds(search)
-        if mode == "quick":
-            _sweep(search, 10)
+        if mode in ("quick", "best"):
+            plansearch.sweep(search, 10 if mode == "quick" else 24)
         if mode == "best":
-            _sweep(search, 24)
-            deadline = time.perf_counter() + time_limit
-            _local_search(search, deadline, max_probes=600)
-            ops = [i for i in doc.order() if not doc.nodes[i].is_variable
-                   and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
-            _local_search(search, deadline, max_probes=600, candidates=ops)
-            _local_search(search, deadline, max_probes=600, candidates=ops, wide=True)
-            _local_search(search, deadline, max_probes=600, candidates=ops)
+            plansearch.search_best(search, budget)
     best: Plan | None = None
     if search.best_kept is not None and (search.best_cost < baseline or
                                          threshold_mb is not None):
         kept = search.best_kept
         tags = tags_for_kept(doc, kept)  # what original_tags gives for a threshold, too
         best = Plan(tags, search.best_cost, search.best_threshold, kept,
-                    recompute_macs(doc, node_macs, tags), gstats.macs)
+                    int(search.best_recompute), gstats.macs)
     progress(1, 1, "done")
     return PlanResult(baseline, best, tuple(search.probes), tuple(stage_map), stages,
                       snap.revision, dict(shapes), time.perf_counter() - started,
-                      node_macs, gstats.macs)
+                      node_macs, gstats.macs, _state_bytes(doc, result.by_entry, shapes))
+
+
+def _state_bytes(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
+                 shapes: Mapping[str, Shape]) -> int:
+    args = set(doc.arguments())
+    return sum(float32_bytes(shape) for (node, _), shape in by_entry.items()
+               if node in args and doc.nodes[node].name not in shapes)
 
 
 def planned_dict(doc: GraphDocument, plan: Plan | None, result: PlanResult) -> dict[str, Any]:

@@ -358,7 +358,7 @@ class MainWindow(WindowFiles, WindowHelp, QMainWindow):
         if analysis is not None:
             st: stats.GraphStats = analysis.stats
             text += (f" | params {stats.human_count(st.params)} | FLOPs "
-                     f"{stats.human_count(st.flops)} | activations "
+                     f"{stats.human_count(st.flops)} | forward outputs "
                      f"{stats.human_bytes(st.activation_bytes)}")
             stale = session.analysis_stale()
             if stale is not None:
@@ -367,7 +367,11 @@ class MainWindow(WindowFiles, WindowHelp, QMainWindow):
                 text += " (partial: not every shape is known)"
             set_role(self.totals, "muted" if stale else None)
         self.totals.setText(text)
-        self.totals.setToolTip(text)
+        self.totals.setToolTip(text + "\nforward outputs: every operator output of one "
+                               "forward pass, each in its own buffer. Training needs less "
+                               "than their sum (MXNet reuses buffers) but adds backward's: "
+                               "the memory planner's 'training activations' is MXNet's own "
+                               "plan for forward and backward.")
 
     @Slot(str)
     def _on_inference_failed(self, message: str) -> None:

@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from mxexplorer.core import edits
+from mxexplorer.core import edits, memplan
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.gui.host import WidgetHost
 from mxexplorer.gui.panels.inspector import AttributePanel
@@ -164,3 +164,65 @@ def test_tree_alone_shows_a_long_list_as_it_scrolls_and_finds_any_row(alone,
     session.selection.set([last])                  # from the graph, say
     assert tree.selected_nodes() == [last]
     assert model.rowCount(ops) == 3 * FETCH_ROWS and not model.canFetchMore(ops)
+
+
+def _click_spot(qtbot, plot, x: float, y: float) -> None:
+    """A real mouse click on the plot where the data point (x, y) is drawn."""
+    from PySide6.QtCore import QPointF
+
+    plot.resize(640, 420)
+    plot.show()
+    qtbot.waitExposed(plot)
+    scene = plot.plotItem.vb.mapViewToScene(QPointF(x, y))
+    qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton,
+                     pos=plot.mapFromScene(scene))
+
+
+def test_the_front_fills_a_clicked_point_applies_exactly_and_a_budget_picks_least_recompute(
+        alone, qtbot) -> None:
+    from mxexplorer.core import plansearch
+
+    doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
+    panel, session = alone(MemoryPanel, doc)
+    session.set_input_shapes({"data": (4, 3, 64, 64)}, infer=False)
+    qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=5000)
+    panel.stages.setCurrentIndex(panel.stages.findData("auto"))
+    panel.search.setCurrentIndex(panel.search.findData("best"))
+    with qtbot.waitSignal(panel.finished, timeout=240000):
+        panel.start_button.click()
+    result = session.plan
+    front = plansearch.front(result.probes)
+    assert len(front) >= 4                          # memory traded for recompute
+    assert [p.cost_mb for p in front] == sorted(p.cost_mb for p in front)
+    assert all(a.recompute_macs > b.recompute_macs for a, b in zip(front, front[1:]))
+    plot = panel.front_plot
+    assert len(plot.front_points.data) == len(front) and len(plot.others.data) > 0
+    assert plot.baseline_line.value() == result.baseline_mb
+    assert "recomputes" in panel.status.text() and "without a plan" in panel.status.text()
+    # click a front point that is not the best: it becomes the selected plan...
+    target = front[len(front) // 2]
+    assert target.kept != result.best.kept
+    _click_spot(qtbot, plot.plot, 100 * target.recompute_share, target.cost_mb)
+    qtbot.waitUntil(lambda: session.selected_plan.kept == target.kept, timeout=5000)
+    assert len(plot.selected_point.data) == 1
+    assert session.preview_tags() is not None                  # previewed, not applied
+    # ... and Apply puts exactly its tags in the document, whose cost is the point's
+    panel.apply_button.click()
+    assert session.plan_applied()
+    kept = {i for i, n in enumerate(doc.nodes) if n.attrs.get(edits.FORCE_MIRRORING) == "False"}
+    assert kept == set(target.kept)
+    oracle = memplan.CostOracle({"data": (4, 3, 64, 64)})
+    assert abs(oracle(doc.to_json()) - target.cost_mb) <= 1
+    # a budget: the least recompute among the plans that fit it
+    budget = float((front[0].cost_mb + front[-1].cost_mb) // 2)   # whole MB: the box's
+    panel.budget.setValue(budget)
+    panel.least_button.click()
+    chosen = session.selected_plan
+    fits = [p for p in result.probes if p.ok and p.kind != "baseline"
+            and p.cost_mb <= budget and p.recompute_macs is not None]
+    assert chosen.cost_mb <= budget
+    assert chosen.recompute_macs == min(p.recompute_macs for p in fits)
+    assert plot.budget_line.isVisible() and plot.budget_line.value() == budget
+    panel.budget.setValue(1)
+    panel.least_button.click()
+    assert "No plan needs 1 MB or less" in panel.status.text()

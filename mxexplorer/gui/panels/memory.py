@@ -1,8 +1,10 @@
 """MemoryPanel: the memory planner's controls, its plot and the benchmark.
 
 Left: device, stages, search, budget, the buttons and what happened.  Middle: the
-search's probes (:class:`PlanPlot`); a clicked point becomes the session's selected
-plan, which is what Apply, Export and Benchmark use.  Right: the benchmark
+search's probes, as memory against recompute (:class:`FrontPlot`, the front of plans
+no other beats on both) and by threshold (:class:`PlanPlot`, memonger's view); a
+clicked point, or the least-recompute plan within the budget, becomes the session's
+selected plan, which is what Apply, Export and Benchmark use.  Right: the benchmark
 (:class:`BenchView`), the graph without any plan against the selected plan.
 The jobs run in the session (one planner job at a time); this panel shows them.
 """
@@ -20,11 +22,12 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from mxexplorer.core import isolated, memplan, symbol_io
+from mxexplorer.core import isolated, memplan, plansearch, symbol_io
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import Device, list_devices
 from mxexplorer.gui import workers
@@ -32,6 +35,7 @@ from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.mxnet_loader import loader
 from mxexplorer.gui.panels.bench_view import BenchView
+from mxexplorer.gui.panels.front_plot import FrontPlot
 from mxexplorer.gui.panels.plan_plot import PlanPlot
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
@@ -92,6 +96,10 @@ class MemoryPanel(QWidget):
         self.fit_button.setToolTip("The largest batch that trains within the budget, "
                                    "unplanned and planned")
         self.fit_button.clicked.connect(self.start_fit)
+        self.least_button = QPushButton("Least recompute")
+        self.least_button.setToolTip("Select the plan that recomputes least among those "
+                                     "within the budget")
+        self.least_button.clicked.connect(self.select_within_budget)
         self.bench_button = QPushButton("Benchmark")
         self.bench_button.setToolTip("Time training and inference: the graph without any "
                                      "plan against the selected plan")
@@ -136,6 +144,7 @@ class MemoryPanel(QWidget):
         form.addRow("search", threshold_row)
         budget_row = QHBoxLayout()
         budget_row.addWidget(self.budget, 1)
+        budget_row.addWidget(self.least_button)
         budget_row.addWidget(self.fit_button)
         form.addRow("budget", budget_row)
         buttons = QHBoxLayout()
@@ -157,6 +166,7 @@ class MemoryPanel(QWidget):
         self.row.setContentsMargins(4, 4, 4, 4)
         self.row.addWidget(left_box)
         self.plan_plot: PlanPlot | None = None
+        self.front_plot: FrontPlot | None = None
         self.bench_view: BenchView | None = None
         self._parts_timer = QTimer(self, singleShot=True, interval=0)
         self._parts_timer.timeout.connect(self._build_part)
@@ -182,9 +192,13 @@ class MemoryPanel(QWidget):
     def _build_part(self) -> None:
         """The plot, then the benchmark view, each on its own turn."""
         if self.plan_plot is None:
-            self.plan_plot = PlanPlot()
-            self.plan_plot.probe_clicked.connect(self._on_probe_clicked)
-            self.row.addWidget(self.plan_plot, 2)
+            self.front_plot, self.plan_plot = FrontPlot(), PlanPlot()
+            self.plots = QTabWidget()
+            self.plots.addTab(self.front_plot, "Memory vs recompute")
+            self.plots.addTab(self.plan_plot, "By threshold (memonger)")
+            for plot in (self.front_plot, self.plan_plot):
+                plot.probe_clicked.connect(self._on_probe_clicked)
+            self.row.addWidget(self.plots, 2)
             self._parts_timer.start()
             return
         self.bench_view = BenchView()
@@ -225,7 +239,8 @@ class MemoryPanel(QWidget):
             if "device" in choices:
                 self._wanted_device = str(choices["device"])
                 index = self.device.findData(self._wanted_device)
-                if index >= 0:
+                item = self.device.model().item(index) if index >= 0 else None  # type: ignore[attr-defined]
+                if item is not None and item.isEnabled():   # never a greyed GPU
                     self.device.setCurrentIndex(index)
             index = self.search.findData(choices.get("search"))
             if index >= 0:
@@ -309,8 +324,8 @@ class MemoryPanel(QWidget):
         mode = "best" if mode == "threshold" else mode
         if self._start("start_plan", self.device.currentData(), self.stages.currentData(),
                        mode, threshold):
-            if self.plan_plot is not None:
-                self.plan_plot.clear()
+            for plot in self._plots():
+                plot.clear()
             self._set_status(f"Planning on {self.device.currentText()}\u2026")
 
     def start_fit(self) -> None:
@@ -347,10 +362,13 @@ class MemoryPanel(QWidget):
         self.progress.setValue(done)
         self.status.setText(message)
 
+    def _plots(self) -> list[Any]:
+        return [p for p in (self.front_plot, self.plan_plot) if p is not None]
+
     @Slot(object)
     def _on_probe(self, probe: memplan.Probe) -> None:
-        if self.plan_plot is not None:
-            self.plan_plot.add_probe(probe)
+        for plot in self._plots():
+            plot.add_probe(probe)
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
@@ -383,8 +401,26 @@ class MemoryPanel(QWidget):
     @Slot()
     def _on_plan_changed(self) -> None:
         result = self.session.plan
-        if result is not None and self.plan_plot is not None:
+        if result is not None and self.plan_plot is not None and self.front_plot is not None:
             self.plan_plot.show_probes(list(result.probes))
+            self.front_plot.show_probes(list(result.probes),
+                                        result.best.kept if result.best else None)
+
+    def select_within_budget(self) -> None:
+        """The plan that recomputes least within the budget becomes the selected plan."""
+        result, budget = self.session.plan, self.budget.value()
+        if result is None:
+            self._set_status("Press Plan first: the budget picks among its plans.")
+            return
+        if self.front_plot is not None:
+            self.front_plot.set_budget(budget)
+        probe = plansearch.least_recompute_under(result.probes, budget)
+        if probe is None:
+            least = min((p.cost_mb for p in plansearch.front(result.probes)), default=None)
+            self._set_status(f"No plan needs {budget:,.0f} MB or less" + (
+                f"; the least is {least:,.0f} MB." if least is not None else "."), error=True)
+            return
+        self.session.select_probe(probe)
 
     @Slot(object)
     def _on_probe_clicked(self, probe: memplan.Probe) -> None:
@@ -402,8 +438,8 @@ class MemoryPanel(QWidget):
         applied = session.plan_applied()
         self.apply_button.setEnabled(plan is not None and valid and not applied)
         self.export_button.setEnabled(plan is not None and valid)
-        if self.plan_plot is not None:
-            self.plan_plot.set_selected(plan.kept if plan is not None and valid else None)
+        for plot in self._plots():
+            plot.set_selected(plan.kept if plan is not None and valid else None)
         if result is None or self.busy:
             return
         failed = [p for p in result.probes if not p.ok]
@@ -413,19 +449,13 @@ class MemoryPanel(QWidget):
             self._set_status(f"No plan beats the unplanned graph ({result.baseline_mb:.0f} "
                              f"MB). {search}")
             return
-        saving = 1 - plan.cost_mb / result.baseline_mb if result.baseline_mb else 0.0
-        which = "the best plan" if result.best is not None and plan.kept == result.best.kept \
-            else "a plan you picked"
-        where = f"threshold {plan.threshold_mb:.0f} MB" if plan.threshold_mb is not None \
-            else "local search"
+        which = "the least memory" if result.best is not None and \
+            plan.kept == result.best.kept else "a plan you picked"
         state = "<b>applied</b>" if applied else "not applied (Apply tags to use it)"
         shapes = "" if result.shapes == session.input_shapes() else \
             " Figures are for the input shapes it was planned with."
-        self._set_status(
-            f"Selected, {which}: <b>{plan.cost_mb:.0f} MB</b> instead of "
-            f"{result.baseline_mb:.0f} MB (saves {saving:.0%}), {where}; "
-            f"{len(plan.kept)} of {len(result.stages)} stage nodes kept; recomputes "
-            f"{plan.recompute_share:.0%} of a forward pass; {state}.{shapes} {search}")
+        self._set_status(f"Selected, {which}, {state}. {plansearch.describe(result, plan)}"
+                         f"{shapes} {search}")
 
     def _on_apply(self) -> None:
         refused = self.session.apply_plan()

@@ -1,0 +1,271 @@
+"""The plan search: which operators to keep and which MXNet recomputes.
+
+Deterministic: every phase is bounded by a number of probes, never by seconds (a
+safety deadline exists but is not reached on the benchmark networks), so the same
+graph and shapes give the same plan on any machine.  Every figure is MXNet's own
+``Total N MB allocated`` for the tagged graph, and the recompute of a plan is what
+MXNet's gradient pass recomputes, read from the ``_mirror`` nodes of the same bind.
+
+Phases after the thresholds (:func:`memplan.plan`):
+
+* climb: first-improvement hill climbing on the kept set, over the stage nodes, then
+  over every operator, with wider moves once it stops;
+* trim: at the best memory, stop recomputing the costliest recomputed nodes one by one
+  while the memory stays within half a MB: equal memory, less recompute;
+* front: from the best plan towards the unplanned graph, keep recomputed nodes in
+  growing groups by MACs saved per byte kept: less recompute for more memory.
+
+:func:`front` is the memory-recompute front of all probes; :func:`describe` says a plan
+in words.  No Qt, and MXNet only through the search's oracle.
+"""
+from __future__ import annotations
+
+import time
+from typing import Iterable, Mapping, Sequence
+
+from mxexplorer.core import opinfo
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.memplan import MB, Plan, PlanResult, Probe, Search, float32_bytes
+from mxexplorer.core.stats import human_bytes
+
+
+def probe_budget(n_ops: int) -> int:
+    """Probes a "best" search may spend after the thresholds, by graph size: about
+    80,000 node-probes (a probe binds the whole graph), between 60 and 600."""
+    return max(60, min(600, 80_000 // max(n_ops, 1)))
+
+
+def never_mirrored(doc: GraphDocument, ctx: str) -> frozenset[int]:
+    """Operators a plan for ``ctx`` must not recompute.  On a GPU, cuDNN's BatchNorm
+    updates its moving averages in forward, so a recomputed one would update them
+    twice per iteration: BatchNorm nodes without ``cudnn_off`` are kept.  The CPU
+    (and oneDNN) update them in backward: nothing is fixed there."""
+    if not ctx.strip().lower().startswith("gpu"):
+        return frozenset()
+    return frozenset(i for i, n in enumerate(doc.nodes)
+                     if not n.is_variable and opinfo.canonical_op(n.op) == "BatchNorm"
+                     and str(n.attrs.get("cudnn_off", "False")).lower() not in ("true", "1"))
+
+
+def search_best(search: Search, budget: int) -> None:
+    """The climb, the trim and the front, within ``budget`` probes in all."""
+    doc = search.doc
+    ops = [i for i in doc.order() if not doc.nodes[i].is_variable
+           and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
+    left = budget
+    left -= climb(search, int(budget * 0.35))
+    left -= climb(search, int(budget * 0.25), candidates=ops)
+    left -= climb(search, int(budget * 0.1), candidates=ops, wide=True)
+    left -= climb(search, int(budget * 0.1), candidates=ops)
+    left -= trim(search, max(left // 2, 8))
+    spread(search, max(left, 8))
+
+
+def trim(search: Search, max_probes: int) -> int:
+    """Keep, one at a time, the recomputed nodes of the best plan that cost the most
+    MACs, while the memory stays within half a MB of the least seen."""
+    probes = 0
+    tried: set[int] = set()
+    while probes < max_probes and search.best_kept is not None \
+            and time.perf_counter() <= search.deadline:
+        best = search.best_kept
+        todo = [i for i in _by_macs(search, search.mirrored.get(best, ())) if i not in tried]
+        if not todo:
+            break
+        node = todo[0]
+        tried.add(node)
+        key = tuple(sorted(set(best) | {node}))
+        if key not in search.costs:
+            probes += 1
+        search.cost_of(key, "trim", None)
+    return probes
+
+
+def spread(search: Search, max_probes: int) -> int:
+    """Points of less recompute for more memory: the best plan keeping, in growing
+    groups, the nodes it recomputes, those saving the most MACs per byte first; and
+    the plan that recomputes only operators without MACs."""
+    best = search.best_kept
+    if best is None:
+        return 0
+    recomputed = search.mirrored.get(best, ())
+    per_node = search.gstats.per_node
+    sizes = _out_bytes(search)
+    ranked = sorted((i for i in recomputed if per_node.get(i) and per_node[i].macs),
+                    key=lambda i: (-per_node[i].macs / max(sizes.get(i, 1), 1), i))
+    plans: list[tuple[int, ...]] = []
+    count = 1
+    while count < len(ranked):
+        plans.append(tuple(sorted(set(best) | set(ranked[:count]))))
+        count *= 2
+    plans.append(tuple(sorted(set(best) | set(ranked))))
+    cheap_only = [i for i in search.doc.order() if i in per_node and per_node[i].macs]
+    plans.append(tuple(sorted(set(best) | set(cheap_only))))
+    probes = 0
+    for key in plans:
+        if probes >= max_probes or time.perf_counter() > search.deadline:
+            break
+        if key not in search.costs:
+            probes += 1
+            search.cost_of(key, "front", None)
+    return probes
+
+
+def _by_macs(search: Search, nodes: Iterable[int]) -> list[int]:
+    per_node = search.gstats.per_node
+    return sorted((i for i in nodes if per_node.get(i) and per_node[i].macs),
+                  key=lambda i: (-per_node[i].macs, i))
+
+
+def _out_bytes(search: Search) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for (node, _), shape in search.by_entry.items():
+        out[node] = out.get(node, 0) + float32_bytes(shape)
+    return out
+
+
+# ------------------------------------------------------------------ the front
+def front(probes: Iterable[Probe]) -> list[Probe]:
+    """The probes no other beats on both memory and recompute, by memory (ties: the
+    first found).  Probes without a measured recompute are left out."""
+    points = sorted((p for p in probes if p.ok and p.cost_mb is not None
+                     and p.kind != "baseline" and p.recompute_macs is not None),
+                    key=lambda p: (p.cost_mb, p.recompute_macs))
+    out: list[Probe] = []
+    for p in points:
+        if not out or p.recompute_macs < out[-1].recompute_macs:  # type: ignore[operator]
+            out.append(p)
+    return out
+
+
+def least_recompute_under(probes: Iterable[Probe], budget_mb: float) -> Probe | None:
+    """The plan that recomputes least among those needing at most ``budget_mb``."""
+    fits = [p for p in front(probes) if p.cost_mb is not None and p.cost_mb <= budget_mb]
+    return min(fits, key=lambda p: (p.recompute_macs, p.cost_mb)) if fits else None
+
+
+def describe(result: PlanResult, plan: Plan) -> str:
+    """A plan in words: memory against the unplanned graph, recompute, time, and what
+    MXNet's figure leaves out."""
+    base, cost = result.baseline_mb, plan.cost_mb
+    change = (cost - base) / base if base else 0.0
+    share = plan.recompute_share
+    if plan.recompute_macs == 0 and cost >= base:
+        words = (f"Training activations need {base:,.0f} MB without a plan, and this "
+                 f"point is that graph: nothing is recomputed.")
+    else:
+        words = (f"Training activations need {base:,.0f} MB without a plan; this plan needs "
+                 f"{cost:,.0f} MB ({change:+.0%}) and recomputes {share:.0%} of the forward "
+                 f"pass, about {share / 3:+.0%} time per iteration (a training step is about "
+                 f"three forward passes).")
+    if result.state_bytes:
+        words += (f" Parameters and their gradients come on top "
+                  f"({human_bytes(result.state_bytes)}"
+                  f" each), and the optimizer's state (SGD with momentum: one more copy; "
+                  f"Adam: two).")
+    return words
+
+
+# ------------------------------------------------------------------ moves
+def sweep(search: Search, points: int) -> None:
+    """Thresholds on a geometric grid up to the whole activation size; plans that
+    tag the same nodes are costed once."""
+    total_mb = sum(float32_bytes(s) for s in search.by_entry.values()) / MB
+    low = max(1.0, total_mb / max(8 * len(search.stages), 1))
+    for k in range(points):
+        t = low * (total_mb / low) ** (k / max(points - 1, 1))
+        kept, _, tags = search.threshold_plan(int(t))
+        search.cost_of(kept, "threshold", int(t), tags)
+
+
+def climb(search: Search, max_probes: int, candidates: Sequence[int] | None = None,
+          wide: bool = False) -> int:
+    """First-improvement hill climbing on the kept set, with the cost oracle: move one
+    kept node to a nearby candidate, drop one, or keep one more (or an adjacent pair).
+    Candidates are the stage nodes in graph order (or ``candidates``).  ``wide``: the
+    moves of a climb that has stopped -- one kept node moved 4-8 places, two
+    neighbouring kept nodes shifted together, one kept node moved and its neighbour
+    dropped.  Returns the probes it spent (the safety deadline aside, a count only)."""
+    order = list(candidates) if candidates is not None else \
+        [i for i in search.doc.order() if i in search.stages]
+    index = {n: k for k, n in enumerate(order)}
+    probes = 0
+    improved = True
+    while improved and search.best_kept is not None:
+        improved = False
+        kept = list(search.best_kept)
+        moves = wide_moves(kept, order, index) if wide else \
+            near_moves(kept, order, index)
+        start_cost = search.best_cost
+        for move in moves:
+            if probes >= max_probes or time.perf_counter() > search.deadline:
+                return probes
+            if move in search.costs:
+                continue
+            probes += 1
+            search.cost_of(move, "local", None)
+            if search.best_cost < start_cost - 0.5:
+                improved = True
+                break
+    return probes
+
+
+def near_moves(kept: list[int], order: list[int], index: Mapping[int, int]
+                ) -> list[tuple[int, ...]]:
+    kept_set = set(kept)
+    moves: list[tuple[int, ...]] = []
+    for k, node in enumerate(kept):
+        at = index.get(node)
+        if at is None:
+            continue
+        for step in (-1, 1, -2, 2, -3, 3):
+            j = at + step
+            if 0 <= j < len(order) and order[j] not in kept_set:
+                moves.append(tuple(sorted(kept[:k] + [order[j]] + kept[k + 1:])))
+        moves.append(tuple(kept[:k] + kept[k + 1:]))
+    for node in order:
+        if node not in kept_set:
+            moves.append(tuple(sorted(kept + [node])))
+    for k, node in enumerate(order[:-1]):
+        pair = {node, order[k + 1]}
+        if not pair & kept_set:
+            moves.append(tuple(sorted(kept + sorted(pair))))
+        elif pair <= kept_set:
+            moves.append(tuple(n for n in kept if n not in pair))
+    return moves
+
+
+def wide_moves(kept: list[int], order: list[int], index: Mapping[int, int]
+                ) -> list[tuple[int, ...]]:
+    kept_set = set(kept)
+    at = [index.get(n) for n in kept]
+    moves: list[tuple[int, ...]] = []
+
+    def put(removed: Iterable[int], added: Iterable[int]) -> None:
+        new = (kept_set - set(removed)) | set(added)
+        moves.append(tuple(sorted(new)))
+
+    for k, node in enumerate(kept):
+        a = at[k]
+        if a is None:
+            continue
+        for step in (4, -4, 5, -5, 6, -6, 8, -8):
+            j = a + step
+            if 0 <= j < len(order) and order[j] not in kept_set:
+                put([node], [order[j]])
+    for k in range(len(kept) - 1):
+        a, b = at[k], at[k + 1]
+        if a is None or b is None:
+            continue
+        for step in (-1, 1, -2, 2):
+            ja, jb = a + step, b + step
+            if 0 <= ja < len(order) and 0 <= jb < len(order):
+                put([kept[k], kept[k + 1]], [order[ja], order[jb]])
+        for step in (-1, 1, -2, 2):   # move one, drop its neighbour
+            ja = a + step
+            if 0 <= ja < len(order) and order[ja] not in kept_set:
+                put([kept[k], kept[k + 1]], [order[ja]])
+            jb = b + step
+            if 0 <= jb < len(order) and order[jb] not in kept_set:
+                put([kept[k], kept[k + 1]], [order[jb]])
+    return moves
