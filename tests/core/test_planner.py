@@ -119,3 +119,28 @@ def test_the_cli_picks_the_least_recompute_within_a_budget(tmp_path) -> None:
     proc = subprocess.run(cmd + ["--within", "1"], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 2 and proc.stderr.startswith(
         "mxexplorer: error: no plan needs 1 MB or less")
+
+
+def test_tags_set_on_mxnets_own_nodes_cost_what_the_json_costs() -> None:
+    import random
+
+    doc = GraphDocument.open(str(R18))
+    fast, slow = memplan.CostOracle(SHAPES), memplan.CostOracle(SHAPES)
+    ops = [i for i, n in enumerate(doc.nodes) if not n.is_variable]
+    cut = memplan.cut_vertices(doc)
+    rng = random.Random(7)
+    for trial in range(12):
+        kept = rng.sample(ops, rng.randint(0, len(ops) // 3)) if trial % 2 else \
+            rng.sample(cut, rng.randint(0, len(cut)))
+        tags = memplan.tags_for_kept(doc, kept)
+        assert fast.cost_of_tags(doc, tags) == slow(memplan.tagged_dict(doc, tags))
+        assert fast.mirrored == slow.mirrored
+    # names that are not unique: the JSON, which MXNet reads by position
+    x = mx.sym.var("data")
+    twice = mx.sym.Activation(mx.sym.Activation(x, act_type="relu", name="a"),
+                              act_type="relu", name="a")
+    dup = GraphDocument.from_json(twice.tojson())
+    oracle = memplan.CostOracle({"data": (4, 8)})
+    assert oracle.cost_of_tags(dup, {1: "True"}) == oracle(memplan.tagged_dict(
+        dup, {1: "True"}))
+    assert oracle._nodes is not None and oracle._nodes[1] == {}     # not by name
