@@ -213,10 +213,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     bar.close()
     best = result.best
     if args.within is not None:
-        pick = plansearch.least_recompute_under(result.probes, args.within)
-        if pick is None:
-            raise UserError(f"no plan needs {args.within:,.0f} MB or less; the least is "
-                            f"{result.planned_mb:,.0f} MB")
+        pick = plansearch.pick_within(result.probes, args.within)
         best = result.plan_for(GraphDocument.from_snapshot(snap), pick)
     if args.output:
         symbol_io.write_atomic(args.output, memplan.planned_json(snap, result, plan=best))

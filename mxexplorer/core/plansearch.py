@@ -25,6 +25,7 @@ from typing import Iterable, Mapping, Sequence
 
 from mxexplorer.core import opinfo
 from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.errors import UserError
 from mxexplorer.core.memplan import MB, Plan, PlanResult, Probe, Search, float32_bytes
 from mxexplorer.core.stats import human_bytes
 
@@ -53,9 +54,9 @@ def search_best(search: Search, budget: int) -> None:
     ops = [i for i in doc.order() if not doc.nodes[i].is_variable
            and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
     left = budget
-    left -= climb(search, int(budget * 0.35))
-    left -= climb(search, int(budget * 0.25), candidates=ops)
-    left -= climb(search, int(budget * 0.1), candidates=ops, wide=True)
+    left -= climb(search, int(budget * 0.7))       # the stage nodes, mostly to the end
+    left -= climb(search, left // 2, candidates=ops)
+    left -= climb(search, left // 3, candidates=ops, wide=True)
     reserve = max(8, budget // 20)                 # the front's points
     while left > reserve:                          # trim and climb while either pays
         before = (search.best_cost, search.best_recompute)
@@ -147,6 +148,16 @@ def least_recompute_under(probes: Iterable[Probe], budget_mb: float) -> Probe | 
     """The plan that recomputes least among those needing at most ``budget_mb``."""
     fits = [p for p in front(probes) if p.cost_mb is not None and p.cost_mb <= budget_mb]
     return min(fits, key=lambda p: (p.recompute_macs, p.cost_mb)) if fits else None
+
+
+def pick_within(probes: Iterable[Probe], budget_mb: float) -> Probe:
+    """:func:`least_recompute_under`, or one line saying that no plan fits."""
+    probe = least_recompute_under(probes, budget_mb)
+    if probe is None:
+        least = min((p.cost_mb or 0.0 for p in front(probes)), default=None)
+        raise UserError(f"no plan needs {budget_mb:,.0f} MB or less" + (
+            f"; the least is {least:,.0f} MB" if least is not None else ""))
+    return probe
 
 
 def describe(result: PlanResult, plan: Plan) -> str:

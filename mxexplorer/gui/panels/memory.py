@@ -1,10 +1,9 @@
 """MemoryPanel: the memory planner's controls, its plot and the benchmark.
 
 Left: device, stages, search, budget, the buttons and what happened.  Middle: the
-search's probes, as memory against recompute (:class:`FrontPlot`, the front of plans
-no other beats on both) and by threshold (:class:`PlanPlot`, memonger's view); a
-clicked point, or the least-recompute plan within the budget, becomes the session's
-selected plan, which is what Apply, Export and Benchmark use.  Right: the benchmark
+probes, as memory against recompute (:class:`FrontPlot`) and by threshold
+(:class:`PlanPlot`); a clicked point, or the least-recompute plan within the budget,
+becomes the session's selected plan, which Apply, Export and Benchmark use.  Right: the benchmark
 (:class:`BenchView`), the graph without any plan against the selected plan.
 The jobs run in the session (one planner job at a time); this panel shows them.
 """
@@ -17,10 +16,12 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -89,6 +90,7 @@ class MemoryPanel(QWidget):
         self.budget.setDecimals(0)
         self.budget.setSuffix(" MB")
         self.budget.setValue(8192)
+        self.budget.setMaximumWidth(88)
         self.start_button = QPushButton("Plan")
         self.start_button.setToolTip("Search for the mirroring plan with the lowest memory")
         self.start_button.clicked.connect(self.start_plan)
@@ -97,8 +99,7 @@ class MemoryPanel(QWidget):
                                    "unplanned and planned")
         self.fit_button.clicked.connect(self.start_fit)
         self.least_button = QPushButton("Least recompute")
-        self.least_button.setToolTip("Select the plan that recomputes least among those "
-                                     "within the budget")
+        self.least_button.setToolTip("Select the plan recomputing least within the budget")
         self.least_button.clicked.connect(self.select_within_budget)
         self.bench_button = QPushButton("Benchmark")
         self.bench_button.setToolTip("Time training and inference: the graph without any "
@@ -117,9 +118,8 @@ class MemoryPanel(QWidget):
         self.progress = QProgressBar()
         self.progress.setTextVisible(False)
         self.progress.setMaximumHeight(10)
-        self.device_note = QLabel()          # why a listed GPU is greyed out: one line,
-        self.device_note.setTextInteractionFlags(   # the sentences in its tooltip
-            Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.device_note = QLabel()   # why a GPU is greyed: a line, sentences in its tooltip
+        self.device_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         set_role(self.device_note, "muted")
         self.device_note.hide()
         self.status = QLabel("Choose the stages and press Plan.")
@@ -162,9 +162,16 @@ class MemoryPanel(QWidget):
         left_box = QWidget()
         left_box.setLayout(left)
         left_box.setMaximumWidth(380)
+        scroll = QScrollArea()      # a short dock scrolls the controls and the words
+        scroll.setWidget(left_box)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFixedWidth(min(left_box.sizeHint().width(), 380)
+                             + scroll.verticalScrollBar().sizeHint().width())
         self.row = QHBoxLayout(self)
         self.row.setContentsMargins(4, 4, 4, 4)
-        self.row.addWidget(left_box)
+        self.row.addWidget(scroll)
         self.plan_plot: PlanPlot | None = None
         self.front_plot: FrontPlot | None = None
         self.bench_view: BenchView | None = None
@@ -414,13 +421,10 @@ class MemoryPanel(QWidget):
             return
         if self.front_plot is not None:
             self.front_plot.set_budget(budget)
-        probe = plansearch.least_recompute_under(result.probes, budget)
-        if probe is None:
-            least = min((p.cost_mb for p in plansearch.front(result.probes)), default=None)
-            self._set_status(f"No plan needs {budget:,.0f} MB or less" + (
-                f"; the least is {least:,.0f} MB." if least is not None else "."), error=True)
-            return
-        self.session.select_probe(probe)
+        try:
+            self.session.select_probe(plansearch.pick_within(result.probes, budget))
+        except UserError as exc:
+            self._set_status(f"{str(exc)[:1].upper()}{str(exc)[1:]}.", error=True)
 
     @Slot(object)
     def _on_probe_clicked(self, probe: memplan.Probe) -> None:
