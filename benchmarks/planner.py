@@ -2,7 +2,8 @@
 memonger search after automatic (cut-vertex) stages, and ours; what our least-memory
 plan recomputes (read from MXNet's report), the points of the memory-recompute front,
 probes and planning time.  Goals (issue 18): ours <= original on every network,
-geometric mean of planned/unplanned <= 0.40 (the original's is 0.480).
+geometric mean of planned/unplanned <= 0.40 (the original's is 0.480); ResNet-152
+within 3 s (not reached: about 15 s, see the README).
 
 Run: ``python benchmarks/planner.py [--untuned] [--twice] [names...]``: ``--untuned``
 the six networks the search was never tuned on, ``--twice`` plans each twice and says

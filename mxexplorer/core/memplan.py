@@ -16,8 +16,8 @@ What differs from the original search (and why):
   mirrors everything and returns a plan worse than none); :func:`cut_vertices` gives
   automatic stages instead;
 * thresholds are swept densely (plans that tag the same nodes are costed once, the
-  original's own nine thresholds are among them), then a local search moves, drops and
-  adds kept stage nodes one at a time with the cost oracle while it keeps paying.
+  original's own nine thresholds are among them), then :mod:`plansearch` climbs,
+  trims and spreads the front, its moves ranked by :mod:`liveness`'s memory model.
 
 No Qt here; MXNet only where it must answer (shapes, cost).
 """
@@ -437,6 +437,9 @@ class Search:
     best_recompute: float = math.inf
     least_cost: float = math.inf
     deadline: float = math.inf
+    #: the memory model's MB for a kept set (ranks a climb's moves), or None
+    predict: Callable[[tuple[int, ...]], float] | None = None
+    model_moves: int = 0
     total: int = 1
     #: operator nodes every plan keeps (cuDNN BatchNorm on a GPU: see :func:`never_mirrored`)
     fixed: frozenset[int] = frozenset()

@@ -21,13 +21,24 @@ in words.  No Qt, and MXNet only through the search's oracle.
 from __future__ import annotations
 
 import time
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
-from mxexplorer.core import opinfo
+from mxexplorer.core import liveness, opinfo
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
-from mxexplorer.core.memplan import MB, Plan, PlanResult, Probe, Search, float32_bytes
+from mxexplorer.core.memplan import (
+    MB,
+    Plan,
+    PlanResult,
+    Probe,
+    Search,
+    float32_bytes,
+    tags_for_kept,
+)
 from mxexplorer.core.stats import human_bytes
+
+#: moves of a climb's step the model ranks at most (fewer on big graphs; the rest wait)
+MODEL_MOVES = 400
 
 
 def probe_budget(n_ops: int) -> int:
@@ -49,10 +60,12 @@ def never_mirrored(doc: GraphDocument, ctx: str) -> frozenset[int]:
 
 
 def search_best(search: Search, budget: int) -> None:
-    """The climb, the trim and the front, within ``budget`` probes in all."""
+    """The climb, the trim and the front, within ``budget`` probes in all; the climb's
+    moves ranked by the memory model while it predicts MXNet well on this graph."""
     doc = search.doc
     ops = [i for i in doc.order() if not doc.nodes[i].is_variable
            and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
+    search.predict = _predictor(search, len(ops))
     left = budget
     left -= climb(search, int(budget * 0.7))       # the stage nodes, mostly to the end
     left -= climb(search, left // 2, candidates=ops)
@@ -65,6 +78,33 @@ def search_best(search: Search, budget: int) -> None:
         if (search.best_cost, search.best_recompute) == before:
             break
     spread(search, max(left, reserve))
+
+
+def _predictor(search: Search, n_ops: int) -> Callable[[tuple[int, ...]], float] | None:
+    """The memory model's MB for a kept set (cached), or None once it has missed
+    MXNet's figure by more than 12 % (median over the probes so far, from the tenth):
+    a model that cannot rank this graph's plans would only delay the right moves."""
+    model = liveness.Model(search.doc, search.by_entry)
+    cache: dict[tuple[int, ...], float] = {}
+    search.model_moves = max(40, min(MODEL_MOVES, 60_000 // max(n_ops, 1)))
+
+    def predict(kept: tuple[int, ...]) -> float:
+        if kept not in cache:
+            cache[kept] = model.total_mb(tags_for_kept(search.doc, kept))
+        return cache[kept]
+
+    checked = [-1]
+
+    def gated(kept: tuple[int, ...]) -> float:
+        if len(search.costs) != checked[0]:     # new figures from MXNet: still right?
+            checked[0] = len(search.costs)
+            errors = sorted(abs(predict(k) / c - 1) for k, c in search.costs.items()
+                            if c and k in cache)
+            if len(errors) >= 10 and errors[len(errors) // 2] > 0.12:
+                search.predict = None      # from the next step on: graph order
+        return predict(kept)
+
+    return gated
 
 
 def trim(search: Search, max_probes: int) -> int:
@@ -212,6 +252,11 @@ def climb(search: Search, max_probes: int, candidates: Sequence[int] | None = No
         kept = list(search.best_kept)
         moves = wide_moves(kept, order, index) if wide else \
             near_moves(kept, order, index)
+        predict = search.predict
+        if predict is not None:            # the most promising first, by the model
+            fresh = [m for m in moves if m not in search.costs][:search.model_moves]
+            ranked = sorted(range(len(fresh)), key=lambda k: (predict(fresh[k]), k))
+            moves = [fresh[k] for k in ranked]
         start_cost = search.best_cost
         for move in moves:
             if probes >= max_probes or time.perf_counter() > search.deadline:

@@ -144,3 +144,28 @@ def test_tags_set_on_mxnets_own_nodes_cost_what_the_json_costs() -> None:
     assert oracle.cost_of_tags(dup, {1: "True"}) == oracle(memplan.tagged_dict(
         dup, {1: "True"}))
     assert oracle._nodes is not None and oracle._nodes[1] == {}     # not by name
+
+
+def test_the_memory_model_predicts_mxnets_figure_without_binding() -> None:
+    from mxexplorer.core import liveness
+
+    doc = GraphDocument.open(str(R18))
+    shapes = {"data": (32, 3, 224, 224)}
+    by_entry = infer_document(doc, doc.to_json(), shapes).by_entry
+    model = liveness.Model(doc, by_entry)
+    oracle = memplan.CostOracle(shapes)
+    cut = memplan.cut_vertices(doc)
+    for tags in ({}, memplan.tags_for_kept(doc, cut), memplan.tags_for_kept(doc, cut[::2])):
+        real = oracle.cost_of_tags(doc, tags)
+        assert abs(model.total_mb(tags) / real - 1) < 0.05, (real, model.total_mb(tags))
+    # the timeline: forward, the recomputed copies, backward; the peak named
+    timeline = model.simulate(memplan.tags_for_kept(doc, cut))
+    phases = [s.phase for s in timeline.steps]
+    assert phases[0] == "forward" and "recompute" in phases and phases[-1] == "backward"
+    recomputed = {s.node for s in timeline.steps if s.phase == "recompute"}
+    assert recomputed and not recomputed & set(cut)
+    assert timeline.peak_bytes == max(s.live_bytes for s in timeline.steps)
+    assert sum(b for *_, b in timeline.peak_tensors) == timeline.peak_bytes
+    unplanned = model.simulate({})
+    assert "recompute" not in {s.phase for s in unplanned.steps}
+    assert unplanned.peak_bytes > timeline.peak_bytes

@@ -1,0 +1,299 @@
+"""Memory over a training step, from the graph and its shapes alone (no MXNet).
+
+A liveness model of the forward and backward passes as MXNet runs them: operators in
+order, each output allocated when it is computed and freed after its last use; an
+output is kept from forward to backward when the backward of an operator needs it
+(a convolution needs its input, an activation its output, an addition nothing...);
+a node tagged ``__force_mirroring__ = True`` keeps nothing and is computed again
+(a ``_mirror`` copy) just before the first backward step that needs it.  Gradients of
+outputs are allocated as they are produced and summed where a tensor has several
+consumers.  Arguments, their gradients and auxiliary states are outside, as in MXNet's
+``Total N MB allocated``.
+
+What it leaves out: MXNet's static allocator shares buffers between tensors of close
+sizes (some waste, never less than the live peak), runs some operators in place (less),
+and keeps each storage block at the largest size it served; :mod:`benchmarks`
+``liveness.py`` prints the model's peak against MXNet's figure.  No Qt, no MXNet.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from mxexplorer.core import opinfo
+from mxexplorer.core.document import GraphDocument
+
+MB = 1 << 20
+EntryKey = tuple[int, int]
+
+#: what an operator's backward reads of its forward pass: ("in", slot) / ("out", k);
+#: operators not listed read every input and output
+_BACKWARD_NEEDS: dict[str, tuple[tuple[str, int], ...]] = {
+    "Convolution": (("in", 0),), "Deconvolution": (("in", 0),),
+    "FullyConnected": (("in", 0),), "Embedding": (("in", 0),),
+    "BatchNorm": (("in", 0), ("out", 1), ("out", 2)),
+    "Activation": (("out", 0),), "LeakyReLU": (("in", 0), ("out", 0)),
+    "Pooling": (("in", 0), ("out", 0)), "Dropout": (("out", 1),),
+    "SoftmaxOutput": (("out", 0),), "softmax": (("out", 0),),
+    "log_softmax": (("out", 0),), "SoftmaxActivation": (("out", 0),),
+    "LRN": (("in", 0), ("out", 0)), "elemwise_mul": (("in", 0), ("in", 1)),
+    "broadcast_mul": (("in", 0), ("in", 1)), "_mul": (("in", 0), ("in", 1)),
+}
+for _op in ("elemwise_add", "_Plus", "_plus", "_add", "broadcast_add", "ElementWiseSum",
+            "add_n", "elemwise_sub", "_Minus", "_minus", "_sub", "broadcast_sub", "Concat",
+            "concat", "Flatten", "flatten", "Reshape", "reshape", "transpose", "expand_dims",
+            "squeeze", "SliceChannel", "split", "slice", "slice_axis", "Crop", "identity",
+            "_copy", "Cast", "BlockGrad", "stop_gradient", "_mul_scalar", "_plus_scalar",
+            "_minus_scalar", "_div_scalar", "mean", "sum", "MakeLoss", "make_loss"):
+    _BACKWARD_NEEDS[_op] = ()
+
+
+#: operators whose output may take an input's buffer (MXNet's FInplaceOption):
+#: (input slot, output)
+_FWD_INPLACE: dict[str, tuple[tuple[int, int], ...]] = {
+    op: ((0, 0),) for op in ("Activation", "Flatten", "flatten", "Reshape", "reshape",
+                             "identity", "_copy", "BlockGrad", "stop_gradient", "Dropout",
+                             "SoftmaxOutput", "expand_dims", "squeeze", "_mul_scalar",
+                             "_plus_scalar", "_minus_scalar", "_div_scalar", "MakeLoss",
+                             "make_loss", "Cast")}
+for _op in ("elemwise_add", "_Plus", "_plus", "_add", "ElementWiseSum", "add_n",
+            "elemwise_sub", "_Minus", "_minus", "_sub"):
+    _FWD_INPLACE[_op] = ((0, 0), (1, 0))
+#: operators whose backward may write an input's gradient over the output's gradient
+_BWD_INPLACE = {"Activation", "Flatten", "flatten", "Reshape", "reshape", "identity",
+                "_copy", "expand_dims", "squeeze", "elemwise_add", "_Plus", "_plus",
+                "_add", "ElementWiseSum", "add_n", "_mul_scalar", "_plus_scalar",
+                "_minus_scalar", "_div_scalar", "Dropout", "LeakyReLU"}
+
+
+@dataclass(frozen=True)
+class Step:
+    phase: str                 # "forward", "recompute" or "backward"
+    node: int
+    live_bytes: int            # after the step's outputs are made, before it frees
+
+
+@dataclass
+class Timeline:
+    steps: list[Step] = field(default_factory=list)
+    peak_bytes: int = 0
+    peak_step: int = -1
+    #: the tensors alive at the peak: (node, output, phase of the copy, bytes)
+    peak_tensors: list[tuple[int, int, str, int]] = field(default_factory=list)
+
+    @property
+    def peak_mb(self) -> float:
+        return self.peak_bytes / MB
+
+
+def _bytes(shape: Sequence[int] | None) -> int:
+    return math.prod(shape) * 4 if shape else 0
+
+
+Tensor = tuple[Any, ...]  # ("fwd" | "mirror" | "grad" | "gsum", node, output[, contribution])
+Event = tuple[str, int, list[tuple[Tensor, int]], list[Tensor], list[tuple[int, int]]]
+
+
+def simulate(doc: GraphDocument, by_entry: Mapping[EntryKey, Sequence[int]],
+             tags: Mapping[int, str] | None = None) -> Timeline:
+    """The live bytes at every step of one training iteration with ``tags``."""
+    return Model(doc, by_entry).simulate(tags or {})
+
+
+def mxnet_total_mb(doc: GraphDocument, by_entry: Mapping[EntryKey, Sequence[int]],
+                   tags: Mapping[int, str] | None = None) -> float:
+    """What MXNet's ``Total N MB allocated`` should say for training with ``tags``
+    (see :meth:`Model.total_mb`)."""
+    return Model(doc, by_entry).total_mb(tags or {})
+
+
+class Model:
+    """One graph with its shapes; what does not depend on the tags is worked out once
+    (the forward steps, what each backward reads), so a plan costs milliseconds."""
+
+    def __init__(self, doc: GraphDocument, by_entry: Mapping[EntryKey, Sequence[int]]):
+        nodes = doc.nodes
+        self.order = order = [i for i in doc.order() if not nodes[i].is_variable]
+        on = set(order)
+        out_keys: dict[int, list[int]] = {i: [] for i in order}
+        for (n, k) in by_entry:
+            if n in out_keys:
+                out_keys[n].append(k)
+        for i in order:
+            out_keys[i] = sorted(out_keys[i]) or [0]
+        self.out_keys = out_keys
+        self.size = size = {(i, k): _bytes(by_entry.get((i, k)))
+                            for i in order for k in out_keys[i]}
+        ops = {i: opinfo.canonical_op(nodes[i].op) for i in order}
+        self.dropout = {i for i in order if ops[i] == "Dropout"}
+        self.inputs = {i: [(src, idx) for src, idx, _ in nodes[i].inputs if src in on]
+                       for i in order}
+        self.needs: dict[int, list[EntryKey]] = {}
+        for i in order:
+            spec = _BACKWARD_NEEDS.get(ops[i])
+            if spec is None:
+                spec = tuple(("in", s) for s in range(len(nodes[i].inputs))) + \
+                    tuple(("out", k) for k in out_keys[i])
+            got = []
+            for kind, k in spec:
+                if kind == "in" and k < len(nodes[i].inputs):
+                    src, idx, _ = nodes[i].inputs[k]
+                    if src in on:
+                        got.append((src, idx))
+                elif kind == "out" and (i, k) in size:
+                    got.append((i, k))
+            self.needs[i] = got
+        self.bwd_inplace = {i for i in order if ops[i] in _BWD_INPLACE}
+        self.forward: list[Event] = []
+        for i in order:
+            reads = [("fwd", s, k) for s, k in self.inputs[i]]
+            slots = [slot for slot, (src, _, _) in enumerate(nodes[i].inputs) if src in on]
+            pairs = [(k, slots.index(slot)) for slot, k in _FWD_INPLACE.get(ops[i], ())
+                     if slot in slots and k < len(out_keys[i])]
+            self.forward.append(("forward", i, [(("fwd", i, k), size[(i, k)])
+                                                for k in out_keys[i]], reads, pairs))
+        self.heads = [("fwd", s, k) for s, k, _ in doc.heads if s in on]
+
+    def events(self, tags: Mapping[int, str]) -> list[Event]:
+        """The steps of one iteration in MXNet's order: (phase, node, tensors made with
+        their bytes, tensors read, in-place candidates as (made index, read index))."""
+        size, out_keys, inputs = self.size, self.out_keys, self.inputs
+        mirrored = {i for i, v in tags.items() if v == "True" and i in inputs
+                    and i not in self.dropout}
+        events = list(self.forward)
+        recomputed: set[int] = set()
+
+        def copy_of(e: EntryKey) -> Tensor:
+            """The tensor backward reads for ``e``: a recomputed copy, made first."""
+            p = e[0]
+            if p not in mirrored:
+                return ("fwd", p, e[1])
+            if p not in recomputed:
+                reads = [copy_of(x) for x in inputs[p]]
+                recomputed.add(p)
+                events.append(("recompute", p, [(("mirror", p, k), size[(p, k)])
+                                                for k in out_keys[p]], reads, []))
+            return ("mirror", p, e[1])
+
+        contributions: dict[EntryKey, list[Tensor]] = {}
+        for i in reversed(self.order):
+            reads: list[Tensor] = []
+            for k in out_keys[i]:                   # the gradient of each output first
+                parts = contributions.pop((i, k), [])
+                if len(parts) > 1:      # gradients from several consumers: summed first
+                    events.append(("backward", i, [(("gsum", i, k), size[(i, k)])], parts,
+                                   [(0, 0)]))
+                    reads.append(("gsum", i, k))
+                else:
+                    reads.extend(parts)
+            ograds = len(reads)
+            reads += [copy_of(e) for e in self.needs[i]]
+            makes = []
+            for slot, e in enumerate(inputs[i]):
+                t = ("grad", e[0], e[1], i, slot)
+                contributions.setdefault(e, []).append(t)
+                makes.append((t, size[e]))
+            pairs = [(j, 0) for j in range(len(makes))] \
+                if ograds and i in self.bwd_inplace else []
+            events.append(("backward", i, makes, reads, pairs))
+        if self.order:                      # the outputs stay until the step ends
+            events.append(("backward", self.order[0], [], self.heads, []))
+        return events
+
+    def simulate(self, tags: Mapping[int, str]) -> Timeline:
+        """The live bytes at every step of one training iteration with ``tags``."""
+        events = self.events(tags)
+        last: dict[Tensor, int] = {}
+        for at, (_, _, _, reads, _) in enumerate(events):
+            for t in reads:
+                last[t] = at
+        timeline = Timeline()
+        live: dict[Tensor, int] = {}
+        total = 0
+        for at, (phase, node, makes, reads, _) in enumerate(events):
+            for t, b in makes:
+                live[t] = b
+                total += b
+            timeline.steps.append(Step(phase, node, total))
+            if total > timeline.peak_bytes:
+                timeline.peak_bytes, timeline.peak_step = total, at
+                timeline.peak_tensors = [(t[1], t[2], t[0], b) for t, b in live.items()]
+            for t in list(reads) + [t for t, _ in makes]:
+                if last.get(t, -1) <= at and t in live:
+                    total -= live.pop(t)
+        return timeline
+
+    def total_mb(self, tags: Mapping[int, str], match_range: int = 16) -> float:
+        """What MXNet's ``Total N MB allocated`` should say for training with ``tags``:
+        NNVM's static memory planner replayed on the steps of :meth:`simulate` -- in place
+        where an operator allows it and the input is at its last use, otherwise a free
+        block within ``match_range`` of the size (the smallest larger one, else the
+        largest smaller one, grown), otherwise a new block; the total is the sum of the
+        blocks' largest sizes."""
+        import bisect
+
+        events = self.events(tags)
+        refs_of: dict[Tensor, int] = {}
+        for _, _, _, reads, _ in events:
+            for t in reads:
+                refs_of[t] = refs_of.get(t, 0) + 1
+        blocks: list[int] = []            # each block's largest size
+        refs: list[int] = []              # readers left per block
+        free: list[tuple[int, int, int]] = []      # (size, order released, block)
+        storage: dict[Tensor, int] = {}
+        sizes: dict[Tensor, int] = {}
+        released = 0
+
+        def release(sid: int) -> None:
+            nonlocal released
+            released += 1
+            bisect.insort(free, (blocks[sid], released, sid))
+
+        def request(nbytes: int) -> int:
+            mid = bisect.bisect_left(free, (nbytes, -1, -1))
+            end = bisect.bisect_right(free, (nbytes * match_range, 1 << 62, 1 << 62))
+            if mid < end:
+                at = mid
+            else:
+                begin = bisect.bisect_left(free, (nbytes // match_range, -1, -1))
+                if begin >= mid:
+                    blocks.append(nbytes)
+                    refs.append(0)
+                    return len(blocks) - 1
+                at = mid - 1
+            _, _, sid = free.pop(at)
+            blocks[sid] = max(blocks[sid], nbytes)
+            return sid
+
+        for _, _, makes, reads, pairs in events:
+            sizes.update(makes)
+            taken: set[int] = set()
+            for made, read in pairs:
+                t, nbytes = makes[made]
+                if read >= len(reads):
+                    continue
+                src = reads[read]
+                sid = storage.get(src)
+                if t in storage or sid is None or read in taken or refs[sid] != 1 \
+                        or refs_of.get(t, 0) == 0 or nbytes != sizes.get(src):
+                    continue
+                taken.add(read)
+                storage[t] = sid
+                refs[sid] += refs_of[t]
+            for t, nbytes in sorted(makes, key=lambda m: -m[1]):
+                if t not in storage and nbytes > 0:
+                    sid = request(nbytes)
+                    storage[t] = sid
+                    refs[sid] = refs_of.get(t, 0)
+            for t in reads:
+                sid = storage.get(t)
+                if sid is not None and refs[sid] > 0:
+                    refs[sid] -= 1
+                    if refs[sid] == 0:
+                        release(sid)
+            for t, _ in makes:
+                sid = storage.get(t)
+                if sid is not None and refs[sid] == 0 and refs_of.get(t, 0) == 0:
+                    release(sid)
+        return sum(blocks) / MB
