@@ -184,7 +184,7 @@ def test_the_front_fills_a_clicked_point_applies_exactly_and_a_budget_picks_leas
 
     doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
     panel, session = alone(MemoryPanel, doc)
-    session.set_input_shapes({"data": (4, 3, 64, 64)}, infer=False)
+    session.set_input_shapes({"data": (8, 3, 112, 112)}, infer=False)
     qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=5000)
     panel.stages.setCurrentIndex(panel.stages.findData("auto"))
     panel.search.setCurrentIndex(panel.search.findData("best"))
@@ -211,7 +211,7 @@ def test_the_front_fills_a_clicked_point_applies_exactly_and_a_budget_picks_leas
     assert session.plan_applied()
     kept = {i for i, n in enumerate(doc.nodes) if n.attrs.get(edits.FORCE_MIRRORING) == "False"}
     assert kept == set(target.kept)
-    oracle = memplan.CostOracle({"data": (4, 3, 64, 64)})
+    oracle = memplan.CostOracle({"data": (8, 3, 112, 112)})
     assert abs(oracle(doc.to_json()) - target.cost_mb) <= 1
     # a budget: the least recompute among the plans that fit it
     budget = float((front[0].cost_mb + front[-1].cost_mb) // 2)   # whole MB: the box's
