@@ -41,14 +41,16 @@ _BACKWARD_NEEDS: dict[str, tuple[tuple[str, int], ...]] = {
     "broadcast_mul": (("in", 0), ("in", 1)), "_mul": (("in", 0), ("in", 1)),
 }
 for _op in ("elemwise_add", "_Plus", "_plus", "_add", "broadcast_add", "ElementWiseSum",
-            "add_n", "elemwise_sub", "_Minus", "_minus", "_sub", "broadcast_sub", "Concat",
-            "concat", "Flatten", "flatten", "Reshape", "reshape", "transpose", "expand_dims",
+            "add_n", "elemwise_sub", "_Minus", "_minus", "_sub", "broadcast_sub", "Flatten",
+            "flatten", "Reshape", "reshape", "transpose", "expand_dims",
             "squeeze", "SliceChannel", "split", "slice", "slice_axis", "Crop", "identity",
             "_copy", "Cast", "BlockGrad", "stop_gradient", "_mul_scalar", "_plus_scalar",
             "_minus_scalar", "_div_scalar", "mean", "sum", "MakeLoss", "make_loss"):
     _BACKWARD_NEEDS[_op] = ()
 
 
+#: operators whose backward reads every input (MXNet 1.9's oneDNN Concat does)
+_READS_INPUTS = {"Concat", "concat"}
 #: operators whose output may take an input's buffer (MXNet's FInplaceOption):
 #: (input slot, output)
 _FWD_INPLACE: dict[str, tuple[tuple[int, int], ...]] = {
@@ -132,7 +134,9 @@ class Model:
         self.needs: dict[int, list[EntryKey]] = {}
         for i in order:
             spec = _BACKWARD_NEEDS.get(ops[i])
-            if spec is None:
+            if ops[i] in _READS_INPUTS:
+                spec = tuple(("in", s) for s in range(len(nodes[i].inputs)))
+            elif spec is None:
                 spec = tuple(("in", s) for s in range(len(nodes[i].inputs))) + \
                     tuple(("out", k) for k in out_keys[i])
             got = []
@@ -145,6 +149,7 @@ class Model:
                     got.append((i, k))
             self.needs[i] = got
         self.bwd_inplace = {i for i in order if ops[i] in _BWD_INPLACE}
+        self.reads_inputs = {i for i in order if ops[i] in _READS_INPUTS}
         self.forward: list[Event] = []
         for i in order:
             reads = [("fwd", s, k) for s, k in self.inputs[i]]
@@ -187,8 +192,13 @@ class Model:
                     reads.append(("gsum", i, k))
                 else:
                     reads.extend(parts)
-            ograds = len(reads)
-            reads += [copy_of(e) for e in self.needs[i]]
+                ograds = len(reads)
+            if i not in mirrored and i in self.reads_inputs:
+                # a kept Concat's backward reads its inputs' forward tensors, which stay
+                # alive until then, mirrored or not (read in MXNet 1.9's bind reports)
+                reads += [("fwd", e[0], e[1]) for e in self.needs[i]]
+            else:
+                reads += [copy_of(e) for e in self.needs[i]]
             makes = []
             for slot, e in enumerate(inputs[i]):
                 t = ("grad", e[0], e[1], i, slot)
