@@ -43,8 +43,8 @@ MODEL_MOVES = 400
 
 def probe_budget(n_ops: int) -> int:
     """Probes a "best" search may spend after the thresholds, by graph size: about
-    80,000 node-probes (a probe binds the whole graph), between 60 and 600."""
-    return max(60, min(600, 80_000 // max(n_ops, 1)))
+    90,000 node-probes (a probe binds the whole graph), between 60 and 600."""
+    return max(60, min(600, 90_000 // max(n_ops, 1)))
 
 
 def never_mirrored(doc: GraphDocument, ctx: str) -> frozenset[int]:
