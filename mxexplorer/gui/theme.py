@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
 
 PREFERENCES = ("system", "light", "dark")
 _ROLE = "mx_role"           # widget property naming its status colour
@@ -169,6 +169,17 @@ def restyle_roles() -> None:
     for widget in app.allWidgets():
         if widget.property(_ROLE):
             _restyle(widget)
+
+
+def plot_with_words(owner: QWidget, plot: QWidget, text: str) -> QLabel:
+    """Lay ``plot`` out in ``owner`` with a wrapping line of words under it (returned)."""
+    words = QLabel(text)
+    words.setWordWrap(True)
+    layout = QVBoxLayout(owner)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(plot, 1)
+    layout.addWidget(words)
+    return words
 
 
 def style_plot(plot: object, theme: Theme) -> None:

@@ -226,3 +226,47 @@ def test_the_front_fills_a_clicked_point_applies_exactly_and_a_budget_picks_leas
     panel.budget.setValue(1)
     panel.least_button.click()
     assert "No plan needs 1 MB or less" in panel.status.text()
+
+
+def test_memory_over_a_step_follows_the_analysis_and_the_selected_plan(alone, qtbot) -> None:
+    from PySide6.QtCore import QPointF
+
+    from mxexplorer.core import liveness
+    from mxexplorer.core.shapes import infer_document
+
+    doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
+    panel, session = alone(MemoryPanel, doc)
+    qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=5000)   # plots in
+    chart = panel.step_chart
+    assert chart.unplanned is None and "Infer shapes" in chart.note.text()
+    shapes = {"data": (8, 3, 112, 112)}
+    session.set_input_shapes(shapes)                      # infers
+    qtbot.waitUntil(lambda: chart.unplanned is not None, timeout=60000)
+    expected = liveness.Model(doc, infer_document(doc, doc.to_json(), shapes).by_entry)
+    assert chart.unplanned.peak_bytes == expected.simulate({}).peak_bytes
+    assert len(chart.curve.yData) == len(chart.unplanned.steps) and chart.planned is None
+    assert "with no plan: peak" in chart.note.text()
+    # a plan: its curve comes in, lower at its peak
+    panel.stages.setCurrentIndex(panel.stages.findData("auto"))
+    panel.search.setCurrentIndex(panel.search.findData("original"))
+    with qtbot.waitSignal(panel.finished, timeout=120000):
+        panel.start_button.click()
+    qtbot.waitUntil(lambda: chart.planned is not None, timeout=30000)
+    assert chart.planned.peak_bytes < chart.unplanned.peak_bytes
+    assert chart.planned.peak_bytes == expected.simulate(session.selected_plan.tags).peak_bytes
+    assert "recompute" in {s.phase for s in chart.planned.steps}
+    assert "with the selected plan: peak" in chart.note.text()
+    # clicking the curve at a step selects that step's node
+    panel.plots.setCurrentWidget(chart)
+    chart.plot.resize(600, 300)
+    qtbot.waitUntil(chart.plot.isVisible, timeout=5000)
+    k = chart.planned.peak_step
+    scene = chart.plot.plotItem.vb.mapViewToScene(QPointF(k, 1.0))
+    qtbot.mouseClick(chart.plot.viewport(), Qt.MouseButton.LeftButton,
+                     pos=chart.plot.mapFromScene(scene))
+    qtbot.waitUntil(lambda: session.selection.nodes == [chart.planned.steps[k].node],
+                    timeout=5000)
+    # other shapes, not inferred yet: the chart says so instead of showing old figures
+    session.set_input_shapes({"data": (8, 3, 96, 96)}, infer=False)
+    qtbot.waitUntil(lambda: chart.unplanned is None, timeout=5000)
+    assert "Infer shapes" in chart.note.text() and not len(chart.curve.yData or [])

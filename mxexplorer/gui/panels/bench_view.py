@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from mxexplorer.core import benchmark
-from mxexplorer.gui.theme import Theme, style_plot, themes
+from mxexplorer.gui.theme import Theme, plot_with_words, style_plot, themes
 
 
 class BenchView(QWidget):
@@ -22,12 +22,7 @@ class BenchView(QWidget):
                                       pen=pg.mkPen("#333"))
         self.bench_plot.addItem(self.bars)
         self.bench_plot.addItem(self.spread)
-        self.label = QLabel("Benchmark: not run yet.")
-        self.label.setWordWrap(True)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.bench_plot, 1)
-        layout.addWidget(self.label)
+        self.label = plot_with_words(self, self.bench_plot, "Benchmark: not run yet.")
         self.apply_theme(themes().current)
         themes().changed.connect(self.apply_theme)
 

@@ -1,11 +1,10 @@
-"""MemoryPanel: the memory planner's controls, its plot and the benchmark.
+"""MemoryPanel: the memory planner's controls, its plots and the benchmark.
 
-Left: device, stages, search, budget, the buttons and what happened.  Middle: the
-probes, as memory against recompute (:class:`FrontPlot`) and by threshold
-(:class:`PlanPlot`); a clicked point, or the least-recompute plan within the budget,
-becomes the session's selected plan, which Apply, Export and Benchmark use.  Right: the benchmark
-(:class:`BenchView`), the graph without any plan against the selected plan.
-The jobs run in the session (one planner job at a time); this panel shows them.
+Left: the controls and what happened.  Middle: the probes as memory against recompute
+(:class:`FrontPlot`) and by threshold (:class:`PlanPlot`), and memory over a step
+(:class:`StepChart`); a clicked point, or the least-recompute plan within the budget,
+becomes the session's selected plan, which Apply, Export and Benchmark use.  Right:
+the benchmark (:class:`BenchView`).  The jobs run in the session; this panel shows them.
 """
 from __future__ import annotations
 
@@ -38,6 +37,7 @@ from mxexplorer.gui.mxnet_loader import loader
 from mxexplorer.gui.panels.bench_view import BenchView
 from mxexplorer.gui.panels.front_plot import FrontPlot
 from mxexplorer.gui.panels.plan_plot import PlanPlot
+from mxexplorer.gui.panels.step_chart import StepChart
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
 from mxexplorer.gui.theme import set_role
@@ -200,9 +200,10 @@ class MemoryPanel(QWidget):
         """The plot, then the benchmark view, each on its own turn."""
         if self.plan_plot is None:
             self.front_plot, self.plan_plot = FrontPlot(), PlanPlot()
-            self.plots = QTabWidget()
-            self.plots.addTab(self.front_plot, "Memory vs recompute")
-            self.plots.addTab(self.plan_plot, "By threshold (memonger)")
+            self.step_chart, self.plots = StepChart(self.session), QTabWidget()
+            for tab, title in ((self.front_plot, "Memory vs recompute"), (self.plan_plot,
+                               "By threshold (memonger)"), (self.step_chart, "Over a step")):
+                self.plots.addTab(tab, title)
             for plot in (self.front_plot, self.plan_plot):
                 plot.probe_clicked.connect(self._on_probe_clicked)
             self.row.addWidget(self.plots, 2)

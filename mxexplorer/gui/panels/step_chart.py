@@ -1,0 +1,127 @@
+"""StepChart: memory over one training step, without a plan and with the selected plan.
+
+The live bytes at each step of :mod:`~mxexplorer.core.liveness`'s model (forward,
+then backward with the recomputed copies), from the session's analysis and its
+selected plan; each peak marked and named.  Worked out on a thread (a snapshot of the
+document, never the live one); clicking the curve selects that step's node.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, QTimer, Slot
+from PySide6.QtWidgets import QWidget
+
+from mxexplorer.core import liveness
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.stats import human_bytes
+from mxexplorer.gui import workers
+from mxexplorer.gui.session import DocumentSession
+from mxexplorer.gui.theme import Theme, plot_with_words, style_plot, themes
+
+
+def _timelines(snap: Any, by_entry: Any, tags: dict[int, str] | None
+               ) -> tuple[list[str], liveness.Timeline, liveness.Timeline | None]:
+    doc = GraphDocument.from_snapshot(snap)
+    model = liveness.Model(doc, by_entry)
+    return ([n.name for n in doc.nodes], model.simulate({}),
+            model.simulate(tags) if tags else None)
+
+
+class StepChart(QWidget):
+    def __init__(self, session: DocumentSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.names: list[str] = []
+        self.unplanned: liveness.Timeline | None = None
+        self.planned: liveness.Timeline | None = None
+        self.plot = pg.PlotWidget()
+        self.plot.setLabel("bottom", "step (forward, then backward)")
+        self.plot.setLabel("left", "live tensors", units="MB")
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
+        self.plot.addLegend(offset=(10, 10))       # top left: the peaks come later
+        self.curve = self.plot.plot([], [], pen=pg.mkPen("#888", width=1.5), name="no plan")
+        self.plan_curve = self.plot.plot([], [], pen=pg.mkPen("#1f5fa8", width=2),
+                                         name="selected plan")
+        self.peaks = pg.ScatterPlotItem(size=12, symbol="t", pen=pg.mkPen("#c00000"),
+                                        brush=pg.mkBrush("#c00000"))
+        self.plot.addItem(self.peaks)
+        self.turn = pg.InfiniteLine(angle=90, pen=pg.mkPen("#aaa", style=Qt.PenStyle.DashLine))
+        self.plot.addItem(self.turn)
+        self.plot.scene().sigMouseClicked.connect(self._on_clicked)
+        self.note = plot_with_words(self, self.plot,
+                                    "Infer shapes to see memory over a training step.")
+        self._job = workers.JobSlot(self)
+        self._job.finished.connect(self._on_done)
+        self._later = QTimer(self, singleShot=True, interval=150)   # one job per burst
+        self._later.timeout.connect(self.refresh)
+        for signal in (session.analysis_changed, session.selected_plan_changed,
+                       session.document_changed):
+            signal.connect(self._later.start)
+        self.apply_theme(themes().current)
+        themes().changed.connect(self.apply_theme)
+        self._later.start()
+
+    @Slot(object)
+    def apply_theme(self, theme: Theme) -> None:
+        style_plot(self.plot, theme)
+
+    @Slot()
+    def refresh(self) -> None:
+        session = self.session
+        analysis = session.analysis
+        if analysis is None or session.analysis_stale() is not None \
+                or not analysis.shapes.complete:
+            self._job.cancel()
+            self.unplanned = self.planned = None
+            self._draw()
+            return
+        plan = session.selected_plan if session.plan_valid() else None
+        snap, by_entry = session.document.snapshot(), dict(analysis.shapes.by_entry)
+        tags = dict(plan.tags) if plan is not None else None
+        self._job.start(lambda progress, token: _timelines(snap, by_entry, tags))
+
+    @Slot(object)
+    def _on_done(self, result: Any) -> None:
+        self.names, self.unplanned, self.planned = result
+        self._draw()
+
+    def _draw(self) -> None:
+        base, plan = self.unplanned, self.planned
+        if base is None:
+            for curve in (self.curve, self.plan_curve):
+                curve.setData([], [])
+            self.peaks.setData([])
+            self.note.setText("Infer shapes to see memory over a training step.")
+            return
+        mb = 1.0 / liveness.MB
+        self.curve.setData([s.live_bytes * mb for s in base.steps])
+        self.plan_curve.setData([s.live_bytes * mb for s in plan.steps] if plan else [])
+        self.turn.setValue(sum(1 for s in base.steps if s.phase == "forward"))
+        marks, words = [], []
+        for label, timeline in (("no plan", base), ("the selected plan", plan)):
+            if timeline is None or timeline.peak_step < 0:
+                continue
+            step = timeline.steps[timeline.peak_step]
+            marks.append({"pos": (timeline.peak_step, timeline.peak_bytes * mb)})
+            words.append(f"with {label}: peak {human_bytes(timeline.peak_bytes)} at "
+                         f"{self.names[step.node]} ({step.phase})")
+        self.peaks.setData(marks)
+        self.note.setText("Live tensors over one step, " + "; ".join(words) + ". MXNet's "
+                          "planner reuses buffers: its total is in the planner's figures.")
+
+    def step_at(self, x: float) -> int | None:
+        """The node computed at step ``x`` of the curve shown last (the plan's if any)."""
+        timeline = self.planned or self.unplanned
+        if timeline is None or not timeline.steps:
+            return None
+        k = min(max(int(round(x)), 0), len(timeline.steps) - 1)
+        return timeline.steps[k].node
+
+    @Slot(object)
+    def _on_clicked(self, event: Any) -> None:
+        where = self.plot.plotItem.vb.mapSceneToView(QPointF(event.scenePos()))
+        node = self.step_at(where.x())
+        if node is not None:
+            self.session.selection.set([node])
