@@ -96,6 +96,15 @@ def cmd_infer(args: argparse.Namespace) -> int:
     data = report.inference(doc, result, analysis.stats)
     if args.json:
         _print_json(data)
+    elif result.error is None and args.by_op:
+        sys.stdout.write(f"{'op':<22} {'count':>6} {'params':>10} {'MACs':>10} {'share':>5} "
+                         f"{'memory':>10} {'share':>5}\n")
+        for row in data["by_op"]:
+            sys.stdout.write(
+                f"{row['op']:<22} {row['count']:>6} {human_count(row['params']):>10} "
+                f"{human_count(row['macs']):>10} {row['macs_share']:>5.0%} "
+                f"{human_bytes(row['activation_bytes']):>10} "
+                f"{row['activation_bytes_share']:>5.0%}\n")
     elif result.error is None:
         out = sys.stdout
         width = max((len(r["name"]) for r in data["internals"]), default=10)
@@ -328,6 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...",
                    help="shape of a data input (repeat for several)")
     p.add_argument("--dtype", default="float32", help="dtype of the inputs (float32)")
+    p.add_argument("--by-op", action="store_true",
+                   help="one row per op type (count, params, MACs, memory and their shares)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_infer)
 

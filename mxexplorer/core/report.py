@@ -75,6 +75,34 @@ def inference(doc: GraphDocument, result: ShapeResult, st: stats.GraphStats
         "flops": st.flops,
         "activation_bytes": st.activation_bytes,
         "uncounted_ops": list(st.uncounted_ops),
+        "by_op": by_op(doc, st),
         "error": None if err is None else {
             "node": err.node, "op": err.op, "message": err.message, "detail": err.detail},
     }
+
+
+def by_op(doc: GraphDocument, st: stats.GraphStats) -> list[dict[str, Any]]:
+    """One row per op type: how many nodes, their parameters, MACs and output memory,
+    each with its share of the graph's total; the largest MACs first."""
+    from mxexplorer.core import opinfo
+
+    rows: dict[str, dict[str, Any]] = {}
+    for i in doc.order():
+        node = doc.nodes[i]
+        if node.is_variable:
+            continue
+        ns = st.per_node.get(i, stats.NodeStats())
+        row = rows.setdefault(opinfo.canonical_op(node.op), {
+            "op": opinfo.canonical_op(node.op), "count": 0, "nodes": [], "params": 0,
+            "macs": 0, "activation_bytes": 0})
+        row["count"] += 1
+        row["nodes"].append(i)
+        row["params"] += ns.params
+        row["macs"] += ns.macs
+        row["activation_bytes"] += ns.activation_bytes
+    totals = {k: sum(r[k] for r in rows.values()) for k in ("params", "macs",
+                                                            "activation_bytes")}
+    for row in rows.values():
+        for k, total in totals.items():
+            row[f"{k}_share"] = row[k] / total if total else 0.0
+    return sorted(rows.values(), key=lambda r: (-r["macs"], -r["activation_bytes"], r["op"]))

@@ -33,6 +33,7 @@ from mxexplorer.gui.mxnet_loader import loader
 from mxexplorer.gui.panels.graph_pane import GraphPane
 from mxexplorer.gui.panels.inspector import AttributePanel
 from mxexplorer.gui.panels.memory import MemoryPanel
+from mxexplorer.gui.panels.op_summary import OpSummaryPanel
 from mxexplorer.gui.panels.shape_form import ShapeFormPanel
 from mxexplorer.gui.panels.tree import InternalsPanel
 from mxexplorer.gui.session import DocumentSession
@@ -94,6 +95,7 @@ class MainWindow(WindowFiles, WindowHelp, QMainWindow):
         self.tree: InternalsPanel | None = None
         self.inspector: AttributePanel | None = None
         self.shape_form: ShapeFormPanel | None = None
+        self.op_summary: OpSummaryPanel | None = None
         self.graph_pane: GraphPane | None = None
         self.memory: MemoryPanel | None = None
         self._building_memory: MemoryPanel | None = None
@@ -170,9 +172,14 @@ class MainWindow(WindowFiles, WindowHelp, QMainWindow):
         self.shapes_dock.setObjectName("shapes_dock")
         self.memory_dock = QDockWidget("Memory planner", self)
         self.memory_dock.setObjectName("memory_dock")
-        for dock in (self.tree_dock, self.inspector_dock, self.shapes_dock, self.memory_dock):
+        self.ops_dock = QDockWidget("Op summary", self)
+        self.ops_dock.setObjectName("op_summary_dock")
+        for dock in (self.tree_dock, self.inspector_dock, self.shapes_dock, self.memory_dock,
+                     self.ops_dock):
             dock.setWidget(_placeholder(""))
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.tree_dock)
+        self.tabifyDockWidget(self.tree_dock, self.ops_dock)     # a tab beside the tree
+        self.tree_dock.raise_()
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector_dock)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.shapes_dock)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.memory_dock)
@@ -210,7 +217,8 @@ class MainWindow(WindowFiles, WindowHelp, QMainWindow):
                                                  QKeySequence("Ctrl+M"),
                                                  self._on_toggle_mirror_triggered)
         view_menu = bar.addMenu("&View")
-        for dock in (self.tree_dock, self.inspector_dock, self.shapes_dock, self.memory_dock):
+        for dock in (self.tree_dock, self.ops_dock, self.inspector_dock, self.shapes_dock,
+                     self.memory_dock):
             view_menu.addAction(dock.toggleViewAction())
         self.add_theme_and_help_menus(bar, view_menu)
         self._set_document_actions(False)
@@ -245,7 +253,7 @@ class MainWindow(WindowFiles, WindowHelp, QMainWindow):
         """Show ``doc`` in a new session; the window owns it from now on."""
         old = self.session
         for panel in (self.tree, self.inspector, self.shape_form, self.graph_pane,
-                      self.memory or self._building_memory):
+                      self.op_summary, self.memory or self._building_memory):
             if panel is not None:
                 panel.close()
                 panel.deleteLater()      # Qt deletes it, children in order
@@ -261,6 +269,8 @@ class MainWindow(WindowFiles, WindowHelp, QMainWindow):
         self.inspector_dock.setWidget(self.inspector)
         self.shape_form = ShapeFormPanel(session, self.settings, host)
         self.shapes_dock.setWidget(self.shape_form)
+        self.op_summary = OpSummaryPanel(session, self.settings, host)
+        self.ops_dock.setWidget(self.op_summary)
         self.graph_pane = GraphPane(session, self.settings, host)
         self.setCentralWidget(self.graph_pane)
         self.memory = self._building_memory = None

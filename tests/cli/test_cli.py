@@ -183,3 +183,22 @@ def test_bench_json(tmp_path) -> None:
     proc = run("bench", path, "--shape", "data=8,784", "--repeats", "1", "--warmup", "0")
     assert proc.returncode == 0 and proc.stdout.startswith("original: ") \
         and "ms/iter" in proc.stdout, proc.stderr
+
+
+def test_infer_by_op_sums_to_the_per_node_totals() -> None:
+    path = str(EXAMPLES / "resnet18_v1-symbol.json")
+    proc = run("infer", path, "--shape", "data=2,3,224,224", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    rows = data["by_op"]
+    assert sum(r["macs"] for r in rows) == data["macs"] == \
+        sum(r["macs"] for r in data["internals"])
+    assert sum(r["params"] for r in rows) == sum(r["params"] for r in data["internals"])
+    assert sum(r["activation_bytes"] for r in rows) == data["activation_bytes"]
+    info = json.loads(run("info", path, "--json").stdout)
+    assert {r["op"]: r["count"] for r in rows} == info["ops"]
+    for key in ("macs_share", "params_share", "activation_bytes_share"):
+        assert abs(sum(r[key] for r in rows) - 1) < 1e-9
+    assert rows[0]["op"] == "Convolution" and len(rows[0]["nodes"]) == 20
+    text = run("infer", path, "--shape", "data=2,3,224,224", "--by-op").stdout
+    assert text.splitlines()[1].startswith("Convolution") and "share" in text.splitlines()[0]

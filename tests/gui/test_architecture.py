@@ -18,6 +18,7 @@ PANELS = {  # module -> the panel class it defines
     "shape_form": "ShapeFormPanel",
     "graph_pane": "GraphPane",
     "memory": "MemoryPanel",
+    "op_summary": "OpSummaryPanel",
 }
 #: files over 500 lines, with the count they may not exceed (they may only shrink)
 LONG_FILES = {

@@ -270,3 +270,35 @@ def test_memory_over_a_step_follows_the_analysis_and_the_selected_plan(alone, qt
     session.set_input_shapes({"data": (8, 3, 96, 96)}, infer=False)
     qtbot.waitUntil(lambda: chart.unplanned is None, timeout=5000)
     assert "Infer shapes" in chart.note.text() and not len(chart.curve.yData or [])
+
+
+def test_op_summary_alone_follows_the_analysis_sorts_and_selects(alone, qtbot) -> None:
+    from mxexplorer.core import report, stats
+    from mxexplorer.gui.panels.op_summary import OpSummaryPanel
+
+    doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
+    panel, session = alone(OpSummaryPanel, doc)
+    assert panel.table.rowCount() == 0 and "Infer shapes" in panel.note.text()
+    session.set_input_shapes({"data": (2, 3, 224, 224)})
+    qtbot.waitUntil(lambda: panel.table.rowCount() > 0, timeout=60000)
+    expected = report.by_op(doc, stats.analyze(doc.snapshot(), {"data": (2, 3, 224, 224)}
+                                               ).stats)
+    assert [panel.table.item(r, 0).text() for r in range(panel.table.rowCount())] == \
+        [row["op"] for row in expected]                       # the largest MACs first
+    assert sum(r["count"] for r in panel.rows) == \
+        sum(1 for n in doc.nodes if not n.is_variable)
+    # sorted by count (a number, not words): Convolution and BatchNorm (20) first
+    panel.table.sortItems(1, Qt.SortOrder.DescendingOrder)
+    assert panel.table.item(0, 1).text() == "20"
+    assert [int(panel.table.item(r, 1).text()) for r in range(panel.table.rowCount())] == \
+        sorted((r["count"] for r in expected), reverse=True)
+    # a click on a row selects that op's nodes
+    row = next(r for r in range(panel.table.rowCount())
+               if panel.table.item(r, 0).text() == "Pooling")
+    rect = panel.table.visualItemRect(panel.table.item(row, 0))
+    qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    pools = [i for i, n in enumerate(doc.nodes) if n.op == "Pooling"]
+    assert sorted(session.selection.nodes) == pools
+    # an edit leaves the figures stale until inferred again: the table says so
+    session.set_input_shapes({"data": (2, 3, 112, 112)}, infer=False)
+    assert panel.table.rowCount() == 0

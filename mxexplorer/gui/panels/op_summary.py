@@ -1,0 +1,105 @@
+"""OpSummaryPanel: one row per op type -- how many nodes, their parameters, MACs and
+output memory, each with its share -- sortable by any column; clicking a row selects
+those nodes in the tree and the graph.  Follows the session's analysis (the same
+figures as ``mxexplorer infer --by-op``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from mxexplorer.core import report
+from mxexplorer.core.stats import human_bytes, human_count
+from mxexplorer.gui.host import DialogHost
+from mxexplorer.gui.session import DocumentSession
+from mxexplorer.gui.settings import Settings
+
+COLUMNS = ("op", "count", "params", "MACs", "MACs %", "memory", "memory %")
+
+
+class _Cell(QTableWidgetItem):
+    """Shows words, sorts by the number behind them."""
+
+    def __init__(self, text: str, key: Any) -> None:
+        super().__init__(text)
+        self.key = key
+        if not isinstance(key, str):
+            self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        if isinstance(other, _Cell) and type(self.key) is type(other.key):
+            return bool(self.key < other.key)
+        return super().__lt__(other)
+
+
+class OpSummaryPanel(QWidget):
+    def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session, self.settings, self.host = session, settings, host
+        self.rows: list[dict[str, Any]] = []
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
+                                                           ResizeToContents)
+        self.table.horizontalHeader().setSortIndicator(3, Qt.SortOrder.DescendingOrder)
+        self.table.itemClicked.connect(self._on_clicked)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.note)
+        session.analysis_changed.connect(self.refresh)
+        session.document_changed.connect(self.refresh)
+        self.refresh()
+
+    @Slot()
+    def refresh(self) -> None:
+        session = self.session
+        analysis = session.analysis
+        fresh = analysis is not None and session.analysis_stale() is None
+        self.rows = report.by_op(session.document, analysis.stats) \
+            if fresh and analysis is not None else []
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(self.rows))
+        for r, row in enumerate(self.rows):
+            cells = [_Cell(row["op"], row["op"]), _Cell(str(row["count"]), row["count"]),
+                     _Cell(human_count(row["params"]), row["params"]),
+                     _Cell(human_count(row["macs"]), row["macs"]),
+                     _Cell(f"{row['macs_share']:.1%}", row["macs_share"]),
+                     _Cell(human_bytes(row["activation_bytes"]), row["activation_bytes"]),
+                     _Cell(f"{row['activation_bytes_share']:.1%}",
+                           row["activation_bytes_share"])]
+            for c, cell in enumerate(cells):
+                cell.setData(Qt.ItemDataRole.UserRole, r)
+                self.table.setItem(r, c, cell)
+        self.table.setSortingEnabled(True)
+        self.note.setText("Click a row to select its nodes." if self.rows else
+                          "Infer shapes to see where parameters, compute and memory go.")
+
+    def row_nodes(self, table_row: int) -> list[int]:
+        """The nodes of the op type shown in ``table_row`` (as sorted now)."""
+        item = self.table.item(table_row, 0)
+        if item is None:
+            return []
+        return list(self.rows[int(item.data(Qt.ItemDataRole.UserRole))]["nodes"])
+
+    @Slot(object)
+    def _on_clicked(self, item: QTableWidgetItem) -> None:
+        nodes = self.row_nodes(item.row())
+        if nodes:
+            self.session.selection.set(nodes)
