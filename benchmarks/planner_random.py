@@ -20,7 +20,7 @@ NETS = ["resnet18_v1", "squeezenet1.1", "mobilenetv2_1.0"]
 
 
 def random_search(doc, shapes, seconds: float, seed: int = 0):
-    from mxexplorer.core import memplan, opinfo
+    from mxexplorer.core import memplan, opinfo, stats
     from mxexplorer.core.shapes import infer_document
 
     result = infer_document(doc, doc.to_json(), shapes)
@@ -28,7 +28,7 @@ def random_search(doc, shapes, seconds: float, seed: int = 0):
     ops = [i for i in doc.order() if not doc.nodes[i].is_variable
            and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
     stages = {i: "True" for i in memplan.cut_vertices(doc)}
-    total = sum(memplan.float32_bytes(s) for s in result.by_entry.values()) >> 20
+    total = sum(stats.float32_bytes(s) for s in result.by_entry.values()) >> 20
     rng = random.Random(seed)
     best_cost, best_kept, probes = oracle.cost_of_tags(doc, {}), frozenset(), 1
     deadline = time.perf_counter() + seconds

@@ -17,12 +17,13 @@ and keeps each storage block at the largest size it served; :mod:`benchmarks`
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from mxexplorer.core import opinfo
 from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.shapes import Shape
+from mxexplorer.core.stats import float32_bytes
 
 MB = 1 << 20
 EntryKey = tuple[int, int]
@@ -89,21 +90,17 @@ class Timeline:
         return self.peak_bytes / MB
 
 
-def _bytes(shape: Sequence[int] | None) -> int:
-    return math.prod(shape) * 4 if shape else 0
-
-
 Tensor = tuple[Any, ...]  # ("fwd" | "mirror" | "grad" | "gsum", node, output[, contribution])
 Event = tuple[str, int, list[tuple[Tensor, int]], list[Tensor], list[tuple[int, int]]]
 
 
-def simulate(doc: GraphDocument, by_entry: Mapping[EntryKey, Sequence[int]],
+def simulate(doc: GraphDocument, by_entry: Mapping[EntryKey, Shape],
              tags: Mapping[int, str] | None = None) -> Timeline:
     """The live bytes at every step of one training iteration with ``tags``."""
     return Model(doc, by_entry).simulate(tags or {})
 
 
-def mxnet_total_mb(doc: GraphDocument, by_entry: Mapping[EntryKey, Sequence[int]],
+def mxnet_total_mb(doc: GraphDocument, by_entry: Mapping[EntryKey, Shape],
                    tags: Mapping[int, str] | None = None) -> float:
     """What MXNet's ``Total N MB allocated`` should say for training with ``tags``
     (see :meth:`Model.total_mb`)."""
@@ -114,7 +111,7 @@ class Model:
     """One graph with its shapes; what does not depend on the tags is worked out once
     (the forward steps, what each backward reads), so a plan costs milliseconds."""
 
-    def __init__(self, doc: GraphDocument, by_entry: Mapping[EntryKey, Sequence[int]]):
+    def __init__(self, doc: GraphDocument, by_entry: Mapping[EntryKey, Shape]):
         nodes = doc.nodes
         self.order = order = [i for i in doc.order() if not nodes[i].is_variable]
         on = set(order)
@@ -125,7 +122,7 @@ class Model:
         for i in order:
             out_keys[i] = sorted(out_keys[i]) or [0]
         self.out_keys = out_keys
-        self.size = size = {(i, k): _bytes(by_entry.get((i, k)))
+        self.size = size = {(i, k): float32_bytes(by_entry.get((i, k)))
                             for i in order for k in out_keys[i]}
         ops = {i: opinfo.canonical_op(nodes[i].op) for i in order}
         self.dropout = {i for i in order if ops[i] == "Dropout"}

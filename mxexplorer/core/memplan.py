@@ -28,7 +28,7 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping
 
 from mxexplorer.core import opinfo, stats, symbol_io
 from mxexplorer.core.document import GraphDocument, GraphSnapshot, NodeKind
@@ -37,6 +37,7 @@ from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import context, import_mxnet
 from mxexplorer.core.progress import CancelToken, Progress, no_progress
 from mxexplorer.core.shapes import Shape, check_allocatable, infer_document
+from mxexplorer.core.stats import float32_bytes
 
 MB = 1 << 20
 _TOTAL_RE = re.compile(r"Total\s+(\d+(?:\.\d+)?)\s+MB allocated")
@@ -191,10 +192,6 @@ def _is_param_name(name: str) -> bool:
     if name == "data":
         return False
     return name.endswith(("weight", "bias", "beta", "gamma"))
-
-
-def float32_bytes(shape: Sequence[int] | None) -> int:
-    return math.prod(shape) * 4 if shape else 0
 
 
 def original_tags(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],

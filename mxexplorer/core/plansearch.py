@@ -32,10 +32,9 @@ from mxexplorer.core.memplan import (
     PlanResult,
     Probe,
     Search,
-    float32_bytes,
     tags_for_kept,
 )
-from mxexplorer.core.stats import human_bytes
+from mxexplorer.core.stats import float32_bytes, human_bytes
 
 #: moves of a climb's step the model ranks at most (fewer on big graphs; the rest wait)
 MODEL_MOVES = 400
@@ -136,9 +135,9 @@ def spread(search: Search, max_probes: int) -> int:
         return 0
     recomputed = search.mirrored.get(best, ())
     per_node = search.gstats.per_node
-    sizes = _out_bytes(search)
     ranked = sorted((i for i in recomputed if per_node.get(i) and per_node[i].macs),
-                    key=lambda i: (-per_node[i].macs / max(sizes.get(i, 1), 1), i))
+                    key=lambda i: (-per_node[i].macs / max(per_node[i].activation_bytes, 1),
+                                   i))
     plans: list[tuple[int, ...]] = []
     count = 1
     while count < len(ranked):
@@ -161,13 +160,6 @@ def _by_macs(search: Search, nodes: Iterable[int]) -> list[int]:
     per_node = search.gstats.per_node
     return sorted((i for i in nodes if per_node.get(i) and per_node[i].macs),
                   key=lambda i: (-per_node[i].macs, i))
-
-
-def _out_bytes(search: Search) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for (node, _), shape in search.by_entry.items():
-        out[node] = out.get(node, 0) + float32_bytes(shape)
-    return out
 
 
 # ------------------------------------------------------------------ the front

@@ -85,6 +85,11 @@ def _size(shape: Shape | None) -> int:
     return n
 
 
+def float32_bytes(shape: Shape | None) -> int:
+    """Bytes of a float32 tensor of ``shape`` (0 when the shape is not known)."""
+    return _size(shape) * 4
+
+
 def _channel_axis(attrs: Mapping[str, str], ndim: int) -> int:
     layout = str(attrs.get("layout", "")).strip().strip("'\"")
     if layout and layout.upper() not in ("NONE",) and layout.endswith("C"):

@@ -18,9 +18,10 @@ from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QLabel, QMenu, QStackedWidget, QVBoxLayout, QWidget
 
 from mxexplorer.core import drawing, edits
-from mxexplorer.core.document import Change, GraphDocument
+from mxexplorer.core.document import Change
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
+from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.panels.graph_blocks import BlockState
 from mxexplorer.gui.panels.graph_export import GraphExporter
 from mxexplorer.gui.panels.graph_layouter import SceneLayouter
@@ -41,7 +42,7 @@ from mxexplorer.gui.theme import Theme, set_role, themes
 from mxexplorer.gui.theme import current as current_theme
 
 
-class GraphPane(QWidget):
+class GraphPane(SessionPanel):
     """The graph, its toolbar, a progress strip with Cancel, and a legend.
 
     Signals
@@ -56,11 +57,7 @@ class GraphPane(QWidget):
 
     def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.host = host
-        self.document: GraphDocument = session.document
-        self.selection = session.selection
+        super().__init__(session, settings, host, parent)
         self.styles = SceneStyles(current_theme())
         self.show_params = False
         self.graph: drawing.VisibleGraph | None = None      # what the scene shows

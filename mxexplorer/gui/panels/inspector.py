@@ -25,26 +25,23 @@ from PySide6.QtWidgets import (
 )
 
 from mxexplorer.core import edits
-from mxexplorer.core.document import GraphDocument, NodeKind
+from mxexplorer.core.document import NodeKind
 from mxexplorer.core.edits import Edit
 from mxexplorer.core.errors import MXNetMissingError, UserError
 from mxexplorer.core.shapes import format_shape
 from mxexplorer.core.stats import human_bytes, human_count
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
+from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
 from mxexplorer.gui.theme import set_role
 
 
-class AttributePanel(QWidget):
+class AttributePanel(SessionPanel):
     def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.host = host
-        self.document: GraphDocument = session.document
-        self.selection = session.selection
+        super().__init__(session, settings, host, parent)
         self.node: int | None = None
         self._filling = False
 

@@ -34,6 +34,7 @@ from mxexplorer.gui import workers
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.mxnet_loader import loader
+from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.panels.bench_view import BenchView
 from mxexplorer.gui.panels.front_plot import FrontPlot
 from mxexplorer.gui.panels.plan_plot import PlanPlot
@@ -50,7 +51,7 @@ def _devices_job(progress: Any, token: Any) -> list[Device]:
     return devices
 
 
-class MemoryPanel(QWidget):
+class MemoryPanel(SessionPanel):
     """Signals
     -------
     finished(): a search, budget fit or benchmark ended (any way)
@@ -63,10 +64,7 @@ class MemoryPanel(QWidget):
 
     def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.settings = settings
-        self.host = host
+        super().__init__(session, settings, host, parent)
         self._devices = workers.JobSlot(self)
         self._devices.finished.connect(self._on_devices)
 

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from mxexplorer.core import report
 from mxexplorer.core.stats import human_bytes, human_count
 from mxexplorer.gui.host import DialogHost
+from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
 
@@ -41,11 +42,10 @@ class _Cell(QTableWidgetItem):
         return super().__lt__(other)
 
 
-class OpSummaryPanel(QWidget):
+class OpSummaryPanel(SessionPanel):
     def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.session, self.settings, self.host = session, settings, host
+        super().__init__(session, settings, host, parent)
         self.rows: list[dict[str, Any]] = []
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(list(COLUMNS))

@@ -26,6 +26,7 @@ from mxexplorer.core.document import Change
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.shapes import Shape, parse_shape
 from mxexplorer.gui.host import DialogHost
+from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
 from mxexplorer.gui.theme import set_role
@@ -38,12 +39,10 @@ def _text(shape: Shape | None) -> str:
     return ",".join(str(d) for d in shape) if shape else ""
 
 
-class ShapeFormPanel(QWidget):
+class ShapeFormPanel(SessionPanel):
     def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.host = host
+        super().__init__(session, settings, host, parent)
         self.rows: dict[str, QLineEdit] = {}
         self._row_ids: list[int] = []
         self.batch = QSpinBox()

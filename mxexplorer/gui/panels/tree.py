@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from mxexplorer.core import edits, export
-from mxexplorer.core.document import GraphDocument
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
+from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.panels.tree_model import (  # noqa: F401 - the tree's public names
     COLUMNS,
     ENTRY_ROLE,
@@ -45,14 +45,10 @@ FILTER_DELAY_MS = 150      # typing pauses this long before the filter runs
 EXPAND_MATCHES = 3000      # a filtered heading with more rows than this stays folded
 
 
-class InternalsPanel(QWidget):
+class InternalsPanel(SessionPanel):
     def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.host = host
-        self.document: GraphDocument = session.document
-        self.selection = session.selection
+        super().__init__(session, settings, host, parent)
         self._syncing = False
 
         self.filter_edit = QLineEdit(placeholderText="Filter by name or op")
