@@ -12,7 +12,7 @@ import os
 import re
 import struct
 from dataclasses import dataclass
-from typing import BinaryIO, Callable
+from typing import Any, BinaryIO, Callable
 
 from mxexplorer.core.errors import SymbolFileError
 from mxexplorer.core.symbol_io import write_atomic
@@ -34,6 +34,7 @@ class ParamInfo:
     kind: str  # "arg", "aux" or "" (no prefix)
     shape: tuple[int, ...]
     dtype: str
+    offset: int = -1     # where the dense values start in the file (-1: sparse, empty)
 
 
 class _Reader:
@@ -73,7 +74,8 @@ def _shape(r: _Reader, wide: bool) -> tuple[int, ...]:
     return tuple(int(struct.unpack(fmt, r.read(size))[0]) for _ in range(ndim))
 
 
-def _skip_array(r: _Reader) -> tuple[tuple[int, ...], str]:
+def _skip_array(r: _Reader) -> tuple[tuple[int, ...], str, int]:
+    """(shape, dtype, where its dense data starts; -1 for sparse or empty arrays)"""
     magic = r.u32()
     if magic in (_V2_MAGIC, _V3_MAGIC):
         stype = r.i32()
@@ -83,7 +85,7 @@ def _skip_array(r: _Reader) -> tuple[tuple[int, ...], str]:
         storage_shape = _shape(r, True) if nd_aux else ()
         shape = _shape(r, True)
         if len(shape) == 0 or (magic == _V3_MAGIC and not shape):
-            return shape, "float32"
+            return shape, "float32", -1
         r.skip(8)  # context: dev_type, dev_id
         type_flag = r.i32()
         aux_info = []
@@ -92,6 +94,7 @@ def _skip_array(r: _Reader) -> tuple[tuple[int, ...], str]:
             aux_info.append((aux_type, _shape(r, True)))
         dtype, width = DTYPES.get(type_flag, (f"type{type_flag}", 4))
         data_shape = storage_shape if nd_aux else shape
+        offset = -1 if nd_aux else r.fh.tell()
         count = 1
         for d in data_shape:
             count *= max(d, 0)
@@ -101,7 +104,7 @@ def _skip_array(r: _Reader) -> tuple[tuple[int, ...], str]:
             for d in aux_shape:
                 n *= max(d, 0)
             r.skip(n * DTYPES.get(aux_type, ("", 8))[1])
-        return shape, dtype
+        return shape, dtype, offset
     if magic == _V1_MAGIC:
         shape = _shape(r, True)
     else:  # legacy: the magic was the ndim
@@ -109,18 +112,20 @@ def _skip_array(r: _Reader) -> tuple[tuple[int, ...], str]:
             raise ValueError("not an MXNet NDArray")
         shape = tuple(r.u32() for _ in range(magic))
     if not shape:
-        return shape, "float32"
+        return shape, "float32", -1
     r.skip(8)
     type_flag = r.i32()
     dtype, width = DTYPES.get(type_flag, (f"type{type_flag}", 4))
+    offset = r.fh.tell()
     count = 1
     for d in shape:
         count *= d
     r.skip(count * width)
-    return shape, dtype
+    return shape, dtype, offset
 
 
-def _parse(fh: BinaryIO, size: int) -> tuple[list[tuple[tuple[int, ...], str]], list[str], int]:
+def _parse(fh: BinaryIO, size: int
+           ) -> tuple[list[tuple[tuple[int, ...], str, int]], list[str], int]:
     r = _Reader(fh, size)
     if r.u64() != _LIST_MAGIC:
         raise ValueError("not an MXNet .params file (wrong magic number)")
@@ -153,13 +158,37 @@ def read_params_index(path: str) -> list[ParamInfo]:
     except (ValueError, struct.error) as exc:
         raise SymbolFileError(f"not a readable MXNet .params file: {exc}", path) from None
     out = []
-    for i, (shape, dtype) in enumerate(arrays):
+    for i, (shape, dtype, offset) in enumerate(arrays):
         key = names[i] if names else str(i)
         kind, _, name = key.partition(":") if ":" in key else ("", "", key)
         if kind not in ("arg", "aux"):
             kind, name = "", key
-        out.append(ParamInfo(name, kind, shape, dtype))
+        out.append(ParamInfo(name, kind, shape, dtype, offset))
     return out
+
+
+def read_array(path: str, info: ParamInfo) -> Any:
+    """The values of one dense array of an index (a numpy array, read with one seek).
+
+    Raises
+    ------
+    SymbolFileError : a sparse array, a dtype numpy cannot hold, or a short file.
+    """
+    import numpy as np
+
+    if info.offset < 0:
+        raise SymbolFileError(f"{info.name} is stored sparse or empty", path)
+    if info.dtype == "bfloat16" or info.dtype.startswith("type"):
+        raise SymbolFileError(f"{info.name} is {info.dtype}, which numpy cannot read", path)
+    count = 1
+    for d in info.shape:
+        count *= d
+    with open(path, "rb") as fh:
+        fh.seek(info.offset)
+        values = np.fromfile(fh, dtype=np.dtype(info.dtype).newbyteorder("<"), count=count)
+    if values.size != count:
+        raise SymbolFileError(f"{info.name}: the file ends early (truncated?)", path)
+    return values.reshape(info.shape)
 
 
 def rename_keys(src: str, dst: str, rename: Callable[[str], str]) -> None:

@@ -5,7 +5,7 @@ only through :mod:`mxexplorer.core.shapes`.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from mxexplorer.core import stats, symbol_io
 from mxexplorer.core.document import GraphDocument
@@ -81,9 +81,11 @@ def inference(doc: GraphDocument, result: ShapeResult, st: stats.GraphStats
     }
 
 
-def by_op(doc: GraphDocument, st: stats.GraphStats) -> list[dict[str, Any]]:
-    """One row per op type: how many nodes, their parameters, MACs and output memory,
-    each with its share of the graph's total; the largest MACs first."""
+def by_op(doc: GraphDocument, st: stats.GraphStats,
+          times: Mapping[int, float] | None = None) -> list[dict[str, Any]]:
+    """One row per op type: how many nodes, their parameters, MACs, output memory and
+    (with ``times``, ms per node) measured time, each with its share of the graph's
+    total; the largest MACs first."""
     from mxexplorer.core import opinfo
 
     rows: dict[str, dict[str, Any]] = {}
@@ -94,15 +96,18 @@ def by_op(doc: GraphDocument, st: stats.GraphStats) -> list[dict[str, Any]]:
         ns = st.per_node.get(i, stats.NodeStats())
         row = rows.setdefault(opinfo.canonical_op(node.op), {
             "op": opinfo.canonical_op(node.op), "count": 0, "nodes": [], "params": 0,
-            "macs": 0, "activation_bytes": 0})
+            "macs": 0, "activation_bytes": 0, "time_ms": 0.0})
         row["count"] += 1
         row["nodes"].append(i)
         row["params"] += ns.params
         row["macs"] += ns.macs
         row["activation_bytes"] += ns.activation_bytes
+        row["time_ms"] += (times or {}).get(i, 0.0)
     totals = {k: sum(r[k] for r in rows.values()) for k in ("params", "macs",
-                                                            "activation_bytes")}
+                                                            "activation_bytes", "time_ms")}
     for row in rows.values():
         for k, total in totals.items():
             row[f"{k}_share"] = row[k] / total if total else 0.0
+        if times is None:                 # not measured: no column of zeros
+            del row["time_ms"], row["time_ms_share"]
     return sorted(rows.values(), key=lambda r: (-r["macs"], -r["activation_bytes"], r["op"]))

@@ -29,6 +29,7 @@ from mxexplorer.core.recovery import RecoveryFile, RecoveryStore
 from mxexplorer.core.shapes import Shape
 from mxexplorer.gui.bridge import DocumentBridge, Selection, disconnect_quietly
 from mxexplorer.gui.commands import EditCommand
+from mxexplorer.gui.insight import Insight
 from mxexplorer.gui.mxnet_loader import loader
 from mxexplorer.gui.settings import Settings
 from mxexplorer.gui.workers import JobSlot
@@ -119,6 +120,7 @@ class DocumentSession(QObject):
         loader().state_changed.connect(self._on_mxnet_state)
         self._restore_kinds()
         self._shapes = self._ids(self._initial_shapes())
+        self.insight = Insight(self)        # colour metric and per-layer profile
 
     # ---------------------------------------------------------------- edits
     def push_edit(self, edit: Edit) -> str | None:
@@ -299,7 +301,7 @@ class DocumentSession(QObject):
         ------
         UserError : no input shapes.
         """
-        job = functools.partial(jobs.plan, self.document.snapshot(), self._shapes_for_jobs(),
+        job = functools.partial(jobs.plan, self.document.snapshot(), self.shapes_for_jobs(),
                                 ctx, stages, threshold, mode, self.dtype)
         self._drop_plan()
         self._pending_plan_key = memplan.untagged_key(self.document)
@@ -309,7 +311,7 @@ class DocumentSession(QObject):
     def start_fit(self, ctx: str, stages: str, budget_mb: float) -> None:
         """The largest batch that trains within ``budget_mb``, unplanned and planned."""
         job = functools.partial(jobs.largest_batch, self.document.snapshot(),
-                                self._shapes_for_jobs(), budget_mb, ctx, stages)
+                                self.shapes_for_jobs(), budget_mb, ctx, stages)
         self.planner_kind = "fit"
         self.planner.start(job)
 
@@ -323,11 +325,11 @@ class DocumentSession(QObject):
         """
         plan = self.selected_plan if self.plan_valid() else None
         job = functools.partial(jobs.bench_plan, self.document.snapshot(), plan, self.plan,
-                                self._shapes_for_jobs(), ctx)
+                                self.shapes_for_jobs(), ctx)
         self.planner_kind = "bench"
         self.planner.start(job)
 
-    def _shapes_for_jobs(self) -> dict[str, Shape]:
+    def shapes_for_jobs(self) -> dict[str, Shape]:
         given = self.input_shapes()
         if not given:
             raise UserError("Give the input shapes in the Input shapes panel first.")
@@ -484,6 +486,7 @@ class DocumentSession(QObject):
         """Cancel every job of this session (their late results are dropped)."""
         self.inference.cancel(quiet=True)
         self.planner.cancel(quiet=True)
+        self.insight.profiler.cancel(quiet=True)
         self._infer_when_ready = False
 
     def close(self) -> None:

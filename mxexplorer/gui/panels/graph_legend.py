@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-from mxexplorer.core import drawing
+from mxexplorer.core import drawing, metrics
 from mxexplorer.gui.theme import current
 
 ENTRY_WIDTH = 150          # px per key entry: the strip holds width // this a row
@@ -46,6 +46,28 @@ class GraphLegend(QLabel):
                 for k in range(0, len(cells), per_row)]
         self.setText('<table cellspacing="2" style="font-size:8pt;">' + "".join(rows)
                      + "</table>")
+        self.show()
+
+    def show_scale(self, scale: metrics.Scale | None, note: str = "") -> None:
+        """The colour scale of a metric: its name and unit, a viridis ramp with values
+        under it (its ends and evenly spaced between), and the grey of no value."""
+        self._graph = None
+        if scale is None:
+            self.setText(f"<i>{note or 'no values to colour by'}</i>")
+            self.show()
+            return
+        steps = 24
+        ramp = "".join(f'<td style="background:{metrics.viridis(k / (steps - 1))};">'
+                       "&nbsp;&nbsp;</td>" for k in range(steps))
+        ticks = scale.ticks()
+        aligns = ["left"] + ["center"] * (len(ticks) - 2) + ["right"]
+        labels = "".join(f'<td colspan="{steps // len(ticks)}" align="{align}">{text}</td>'
+                         for (_, text), align in zip(ticks, aligns))
+        self.setText(f'<table cellspacing="0" style="font-size:8pt;"><tr><td rowspan="2">'
+                     f"{scale.title}&nbsp;&nbsp;</td>{ramp}<td rowspan=\"2\">&nbsp;&nbsp;"
+                     f'</td><td style="background:{metrics.NO_VALUE};" rowspan="2">'
+                     "&nbsp;&nbsp;&nbsp;&nbsp;</td><td rowspan=\"2\">&nbsp;no value</td>"
+                     f"</tr><tr>{labels}</tr></table>")
         self.show()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802

@@ -23,6 +23,7 @@ from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.panels.graph_blocks import BlockState
+from mxexplorer.gui.panels.graph_colour import colour_graph
 from mxexplorer.gui.panels.graph_export import GraphExporter
 from mxexplorer.gui.panels.graph_layouter import SceneLayouter
 from mxexplorer.gui.panels.graph_legend import GraphLegend
@@ -110,8 +111,9 @@ class GraphPane(SessionPanel):
         bar.export_requested.connect(self.export_dialog)
         bar.cancel_requested.connect(self.cancel_layout)
         bar.params_toggled.connect(self._on_params_toggled)
-        bar.legend_toggled.connect(self._on_legend_toggled)
+        bar.legend_toggled.connect(self._update_legend)
         bar.blocks_toggled.connect(self._on_blocks_toggled)
+        bar.metric_chosen.connect(session.insight.set_metric)
         self.layouter.busy.connect(bar.show_busy)
 
         self.legend = GraphLegend()
@@ -140,6 +142,7 @@ class GraphPane(SessionPanel):
         session.document_changed.connect(self._on_document_changed)
         session.analysis_changed.connect(self._on_analysis_changed)
         session.preview_changed.connect(self._on_preview_changed)
+        session.insight.colours_changed.connect(self._update_legend)
         self.selection.changed.connect(self._on_selection_changed)
         themes().changed.connect(self._on_theme_changed)
         # the first layout is asked for on the next turn: opening stays in short steps
@@ -277,8 +280,11 @@ class GraphPane(SessionPanel):
         self.minimap.place()
         self.minimap.update_visibility()
 
-    def _update_legend(self) -> None:
-        self.legend.show_graph(self.graph if self.legend_button.isChecked() else None)
+    def _update_legend(self, *_: object) -> None:
+        """The fills by the chosen metric, and the legend explaining them."""
+        self.toolbar.set_metric(self.session.insight.metric)
+        colour_graph(self.build, self.graph, self.session.insight, self.blocks, self.legend,
+                     self.legend_button.isChecked())
 
     # ------------------------------------------------------------- selection
     @Slot(int, bool)
@@ -449,10 +455,6 @@ class GraphPane(SessionPanel):
         self.show_params = on
         self.refresh()
 
-    @Slot(bool)
-    def _on_legend_toggled(self, on: bool) -> None:
-        self._update_legend()
-
     @Slot(object)
     def _on_document_changed(self, change: Change) -> None:
         if change.kind == "saved":
@@ -491,6 +493,7 @@ class GraphPane(SessionPanel):
         disconnect_quietly((self.session.document_changed, self._on_document_changed),
                              (self.session.analysis_changed, self._on_analysis_changed),
                              (self.session.preview_changed, self._on_preview_changed),
+                             (self.session.insight.colours_changed, self._update_legend),
                              (self.selection.changed, self._on_selection_changed),
                            (themes().changed, self._on_theme_changed))
         super().closeEvent(event)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QGraphicsSimpleTextItem,
 )
 
-from mxexplorer.core import drawing
+from mxexplorer.core import drawing, metrics
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.edits import FORCE_MIRRORING, MIRROR_STAGE, is_mirror_stage
 from mxexplorer.core.shapes import Shape, format_shape
@@ -130,6 +130,8 @@ class SceneBuild:
         self.node_items: dict[int, QGraphicsPathItem] = {}
         self.edge_items: list[QGraphicsPathItem] = []
         self.label_items: list[QGraphicsSimpleTextItem] = []
+        self.text_items: dict[int, list[QGraphicsSimpleTextItem]] = {}
+        self.fills: dict[int, str] | None = None     # colour by metric (None: families)
         self.selected = selected
         self._work = self._steps()
         self.done = False
@@ -177,6 +179,7 @@ class SceneBuild:
             item.setPos(rect.center().x() - width * scale / 2, y + (h - h * scale) / 2)
             item.setData(NODE_KEY, node.id)
             item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+            self.text_items.setdefault(node.id, []).append(item)
             y += h
 
     def close(self) -> None:
@@ -196,6 +199,25 @@ class SceneBuild:
             self.done = True
         return True
 
+
+    def recolour(self, fills: dict[int, str] | None) -> None:
+        """Fill every node from ``fills`` (text black or white, whichever reads), or by
+        op family again (None).  Call when the scene is complete."""
+        if fills == self.fills:
+            return
+        self.fills = fills
+        st = self.styles
+        black, white = QBrush(QColor("#000000")), QBrush(QColor("#ffffff"))
+        for node in self.graph.nodes:
+            item = self.node_items.get(node.id)
+            if item is None:
+                continue
+            fill = fills.get(node.id, metrics.NO_VALUE) if fills is not None else None
+            item.setBrush(st.brush[node.family] if fill is None else QBrush(QColor(fill)))
+            text = white if fill is not None and metrics.text_colour(fill) == "#ffffff" \
+                else black
+            for label in self.text_items.get(node.id, ()):
+                label.setBrush(text)
 
     def restyle(self, graph: drawing.VisibleGraph, selected: set[int]) -> None:
         """The same layout with new tags: new pens on the nodes whose look changed."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -18,6 +19,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from mxexplorer.core.metrics import METRICS
 
 
 def _tool(text: str, slot: Any, checkable: bool = False, tip: str = "") -> QToolButton:
@@ -37,6 +40,7 @@ class GraphToolbar(QWidget):
     cancel_requested(): the user pressed Cancel on the progress strip
     find_next_requested(): Enter in the find box
     params_toggled(bool), legend_toggled(bool), blocks_toggled(bool)
+    metric_chosen(str): colour the nodes by this metric (a key of ``metrics.METRICS``)
     """
 
     zoom_in_requested = Signal()
@@ -48,6 +52,7 @@ class GraphToolbar(QWidget):
     params_toggled = Signal(bool)
     legend_toggled = Signal(bool)
     blocks_toggled = Signal(bool)
+    metric_chosen = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -66,6 +71,13 @@ class GraphToolbar(QWidget):
         self.blocks_button = _tool("Blocks", self.blocks_toggled, checkable=True,
                                    tip="Fold repeated structure into blocks (double-click "
                                        "a block to open it)")
+        self.metric_box = QComboBox()
+        for key, (label, _) in METRICS.items():
+            self.metric_box.addItem(label, key)
+        self.metric_box.setToolTip("Colour the nodes by op family or by a metric (on a "
+                                   "viridis scale; the tree shows it as bars)")
+        self.metric_box.currentIndexChanged.connect(
+            lambda _: self.metric_chosen.emit(self.metric_box.currentData()))
         self.layout_label = QLabel()
         self.legend_button.blockSignals(True)
         self.legend_button.setChecked(True)
@@ -78,6 +90,7 @@ class GraphToolbar(QWidget):
         bar.addWidget(self.zoom_label)
         bar.addWidget(_tool("+", self.zoom_in_requested, tip="Zoom in (+)"))
         bar.addWidget(_tool("Fit", self.fit_requested, tip="Fit the graph to the window (0)"))
+        bar.addWidget(self.metric_box)
         bar.addWidget(self.blocks_button)
         bar.addWidget(self.params_button)
         bar.addWidget(self.legend_button)
@@ -118,6 +131,11 @@ class GraphToolbar(QWidget):
 
     def set_matches(self, text: str) -> None:
         self.match_label.setText(text)
+
+    def set_metric(self, metric: str) -> None:
+        self.metric_box.blockSignals(True)
+        self.metric_box.setCurrentIndex(max(0, self.metric_box.findData(metric)))
+        self.metric_box.blockSignals(False)
 
     def set_blocks(self, on: bool) -> None:
         self.blocks_button.blockSignals(True)

@@ -33,6 +33,7 @@ from mxexplorer.core.stats import human_bytes, human_count
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.base import SessionPanel
+from mxexplorer.gui.panels.param_stats_view import ParamStatsView
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
 from mxexplorer.gui.theme import set_role
@@ -108,6 +109,8 @@ class AttributePanel(SessionPanel):
         layout.addWidget(self.note_label)
         layout.addLayout(add_row)
         layout.addWidget(self.remove_button)
+        self.param_stats = ParamStatsView(session, self)     # checkpoint values
+        layout.addWidget(self.param_stats)
 
         self.rename_button.clicked.connect(self._on_rename_clicked)
         self.name_edit.returnPressed.connect(self._on_rename_clicked)

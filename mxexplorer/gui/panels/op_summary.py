@@ -9,8 +9,11 @@ from typing import Any
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QProgressBar,
+    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -18,13 +21,15 @@ from PySide6.QtWidgets import (
 )
 
 from mxexplorer.core import report
+from mxexplorer.core.errors import UserError
 from mxexplorer.core.stats import human_bytes, human_count
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
 
-COLUMNS = ("op", "count", "params", "MACs", "MACs %", "memory", "memory %")
+COLUMNS = ("op", "count", "params", "MACs", "MACs %", "memory", "memory %", "time",
+           "time %")
 
 
 class _Cell(QTableWidgetItem):
@@ -59,20 +64,72 @@ class OpSummaryPanel(SessionPanel):
         self.table.itemClicked.connect(self._on_clicked)
         self.note = QLabel()
         self.note.setWordWrap(True)
+        self.profile_button = QPushButton("Profile")
+        self.profile_button.setToolTip("Time every layer with MXNet's profiler (bulk "
+                                       "execution off) on the planner's device, in a child "
+                                       "process; fills the time columns here and in the tree")
+        self.profile_button.clicked.connect(self.start_profile)
+        self.busy = QProgressBar()
+        self.busy.setMaximumHeight(14)
+        self.busy.hide()
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.hide()
+        row = QHBoxLayout()
+        row.addWidget(self.profile_button)
+        row.addWidget(self.busy, 1)
+        row.addWidget(self.cancel_button)
+        row.addStretch()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.table, 1)
+        layout.addLayout(row)
         layout.addWidget(self.note)
+        slot = session.insight.profiler
+        self.cancel_button.clicked.connect(lambda: slot.cancel())
+        slot.progress.connect(self._on_progress)
+        slot.ended.connect(self._on_ended)
+        slot.failed.connect(self._on_failed)
         session.analysis_changed.connect(self.refresh)
         session.document_changed.connect(self.refresh)
+        session.insight.profile_changed.connect(self.refresh)
         self.refresh()
+
+    @Slot()
+    def start_profile(self) -> None:
+        try:
+            self.session.insight.start_profile()
+        except UserError as exc:
+            self.host.show_error("Cannot profile", str(exc))
+            return
+        self.profile_button.setEnabled(False)
+        self.busy.setRange(0, 0)
+        self.busy.show()
+        self.cancel_button.show()
+
+    @Slot(int, int, str)
+    def _on_progress(self, done: int, total: int, message: str) -> None:
+        self.busy.setRange(0, total)
+        self.busy.setValue(done)
+        self.busy.setFormat(message)
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self.host.show_error("Profiling failed", message)
+
+    @Slot()
+    def _on_ended(self) -> None:
+        self.profile_button.setEnabled(True)
+        self.busy.hide()
+        self.cancel_button.hide()
 
     @Slot()
     def refresh(self) -> None:
         session = self.session
         analysis = session.analysis
         fresh = analysis is not None and session.analysis_stale() is None
-        self.rows = report.by_op(session.document, analysis.stats) \
+        profile = session.insight.fresh_profile()
+        times = session.insight.node_times() if profile is not None else None
+        self.rows = report.by_op(session.document, analysis.stats, times) \
             if fresh and analysis is not None else []
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(self.rows))
@@ -84,12 +141,21 @@ class OpSummaryPanel(SessionPanel):
                      _Cell(human_bytes(row["activation_bytes"]), row["activation_bytes"]),
                      _Cell(f"{row['activation_bytes_share']:.1%}",
                            row["activation_bytes_share"])]
+            if times is not None:
+                cells += [_Cell(f"{row['time_ms']:.3g} ms", row["time_ms"]),
+                          _Cell(f"{row['time_ms_share']:.1%}", row["time_ms_share"])]
             for c, cell in enumerate(cells):
                 cell.setData(Qt.ItemDataRole.UserRole, r)
                 self.table.setItem(r, c, cell)
         self.table.setSortingEnabled(True)
-        self.note.setText("Click a row to select its nodes." if self.rows else
-                          "Infer shapes to see where parameters, compute and memory go.")
+        self.profile_button.setText(f"Profile on {session.insight.device()}")
+        words = "Click a row to select its nodes." if self.rows else \
+            "Infer shapes to see where parameters, compute and memory go."
+        if profile is not None:
+            words += " " + profile.summary() + "."
+            if profile.unmatched:
+                words += " Not placed on a node: " + ", ".join(profile.unmatched) + "."
+        self.note.setText(words)
 
     def row_nodes(self, table_row: int) -> list[int]:
         """The nodes of the op type shown in ``table_row`` (as sorted now)."""

@@ -27,6 +27,7 @@ from mxexplorer.core import edits, export
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.base import SessionPanel
+from mxexplorer.gui.panels.tree_bars import MetricBar
 from mxexplorer.gui.panels.tree_model import (  # noqa: F401 - the tree's public names
     COLUMNS,
     ENTRY_ROLE,
@@ -96,12 +97,15 @@ class InternalsPanel(SessionPanel):
         session.document_changed.connect(self._on_document_changed)
         session.analysis_changed.connect(self._on_analysis_changed)
         session.preview_changed.connect(self._on_preview_changed)
+        session.insight.colours_changed.connect(self._on_colours_changed)
+        session.insight.profile_changed.connect(self._on_colours_changed)
+        self.view.setItemDelegate(MetricBar(self.view))
         themes().changed.connect(self.model.set_theme)
         # name, op and shape fit the default dock width; long names lose their start
         # (a model prefix shared by every row: "...stage1_conv0_fwd_output" tells
         # rows apart); the rest of the columns scroll into view
         self.view.setTextElideMode(Qt.TextElideMode.ElideLeft)
-        for col, width in enumerate((200, 92, 118, 75, 65, 70)):
+        for col, width in enumerate((200, 92, 118, 75, 65, 70, 70)):
             self.view.header().resizeSection(col, width)
         # unfold on the next turn of the event loop: showing thousands of operator rows
         # is the costly part of opening a big graph, kept apart from the rest
@@ -110,6 +114,7 @@ class InternalsPanel(SessionPanel):
         self._unfold_timer.start()
         self._on_analysis_changed()
         self._on_preview_changed()
+        self._on_colours_changed()
 
     # ------------------------------------------------------------------ model
     @property
@@ -132,6 +137,13 @@ class InternalsPanel(SessionPanel):
     def _on_preview_changed(self) -> None:
         """Colour the outputs a previewed plan recomputes."""
         self.model.set_preview(self.session.preview_tags() or {})
+
+    @Slot()
+    def _on_colours_changed(self) -> None:
+        """The time column and the chosen metric's bars (the graph's colours)."""
+        insight = self.session.insight
+        self.model.times = insight.node_times()
+        self.model.set_bar(insight.metric, insight.values())
 
     def rebuild(self, structure: bool = True) -> None:
         """Follow the document; the shared selection survives (row removal must not clear
@@ -295,6 +307,8 @@ class InternalsPanel(SessionPanel):
         disconnect_quietly((self.session.document_changed, self._on_document_changed),
                              (self.session.analysis_changed, self._on_analysis_changed),
                              (self.session.preview_changed, self._on_preview_changed),
+                             (self.session.insight.colours_changed, self._on_colours_changed),
+                             (self.session.insight.profile_changed, self._on_colours_changed),
                              (self.selection.changed, self._on_selection_changed),
                            (themes().changed, self.model.set_theme))
         super().closeEvent(event)  # type: ignore[arg-type]

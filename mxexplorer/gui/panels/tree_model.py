@@ -19,7 +19,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from mxexplorer.core import edits
+from mxexplorer.core import edits, metrics
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.outline import Kids, Outline, matching, outline
 from mxexplorer.core.shapes import ShapeResult, format_shape
@@ -28,8 +28,11 @@ from mxexplorer.gui.theme import LIGHT, Theme, current
 
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 2
+BAR_ROLE = Qt.ItemDataRole.UserRole + 3     # (share of the column's largest, colour)
 _ROOT = QModelIndex()
-COLUMNS = ["name", "op", "shape", "memory", "params", "MACs"]
+COLUMNS = ["name", "op", "shape", "memory", "params", "MACs", "time"]
+#: the column that carries each colour metric's bar
+BAR_COLUMNS = {"memory": 3, "params": 4, "macs": 5, "time": 6}
 
 
 #: rows of one list shown at first, and added each time the view scrolls to its end
@@ -68,6 +71,8 @@ class InternalsModel(QAbstractItemModel):
         self.shapes: ShapeResult | None = None
         self.stats: GraphStats | None = None
         self.preview: dict[int, bool] = {}
+        self.times: dict[int, float] = {}          # ms per iteration, of a fresh profile
+        self.bar: tuple[int, dict[int, float], metrics.Scale | None] = (-1, {}, None)
         self.filter_text = ""
         self.filter_regex = False
         self.filter_error: str | None = None
@@ -183,6 +188,16 @@ class InternalsModel(QAbstractItemModel):
         self.preview = dict(tags)
         self.cells_changed()
 
+    def set_times(self, times: dict[int, float]) -> None:
+        self.times = times
+        self.cells_changed()
+
+    def set_bar(self, metric: str, values: dict[int, float]) -> None:
+        """Bars for ``metric`` in its column, coloured as the graph colours nodes."""
+        self.bar = (BAR_COLUMNS.get(metric, -1), values,
+                    metrics.scale_for(metric, values.values()))
+        self.cells_changed()
+
     def node_indexes(self, node: int) -> list[QModelIndex]:
         rows = self.rows
         out = []
@@ -277,6 +292,8 @@ class InternalsModel(QAbstractItemModel):
             return rows.node[r]
         if role == ENTRY_ROLE:
             return entry
+        if role == BAR_ROLE:
+            return self._bar(r, col)
         if role == Qt.ItemDataRole.DisplayRole:
             return self._text(r, col)
         node_id = rows.node[r]
@@ -321,16 +338,28 @@ class InternalsModel(QAbstractItemModel):
             return shapes.internal_shapes[entry]
         return None
 
-    def _numbers(self, r: int) -> tuple[int, int, int]:
+    def _bar(self, r: int, col: int) -> tuple[float, str] | None:
+        column, values, scale = self.bar
+        entry = self.rows.entry[r]
+        if col != column or scale is None or self.rows.label[r] or \
+                self.document.internals()[entry].index != 0:
+            return None
+        value = values.get(self.rows.node[r])
+        if not value:
+            return None
+        return value / scale.high, scale.colour(value)
+
+    def _numbers(self, r: int) -> tuple[float, float, float, float]:
+        entry = self.document.internals()[self.rows.entry[r]]
+        ms = self.times.get(entry.node, 0.0) if entry.index == 0 else 0.0
         st = self.stats
         if st is None:
-            return 0, 0, 0
-        entry = self.document.internals()[self.rows.entry[r]]
+            return 0, 0, 0, ms
         nbytes = st.per_entry_bytes.get((entry.node, entry.index), 0)
         ns = st.per_node.get(entry.node)
         if entry.index != 0 or ns is None:
-            return nbytes, 0, 0
-        return nbytes, ns.params, ns.macs
+            return nbytes, 0, 0, ms
+        return nbytes, ns.params, ns.macs, ms
 
     def _text(self, r: int, col: int) -> str:
         doc = self.document
@@ -348,6 +377,8 @@ class InternalsModel(QAbstractItemModel):
         value = self._numbers(r)[col - 3]
         if not value:
             return ""
+        if col == 6:
+            return f"{value:.3g} ms"
         return human_bytes(value) if col == 3 else human_count(value)
 
     def _sort_key(self, r: int, col: int) -> object:

@@ -1,0 +1,63 @@
+"""``mxexplorer profile``: per-layer time from MXNet's profiler (in a child process)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from mxexplorer import cli
+    from mxexplorer.core import gpu, profile
+    from mxexplorer.core.document import GraphDocument
+
+    gpu.check(args.ctx)  # the device first: one line, before any work
+    doc = GraphDocument.open(args.file)
+    shape_map = cli._data_shapes(doc, args)
+    bar = cli._TerminalProgress()
+    result = profile.profile(doc.snapshot(), shape_map, ctx=args.ctx,
+                             iterations=args.iterations, progress=bar)
+    bar.close()
+    names = {i: doc.nodes[i].name for i in range(len(doc.nodes))}
+    if args.json:
+        cli._print_json({"file": args.file, **result.to_dict(names),
+                         "summary": result.summary()})
+        return 0
+    out = sys.stdout
+    out.write(result.summary() + "\n\n")
+    rows = sorted(((result.node_ms(i) or 0.0, i) for i in
+                   set(result.forward_ms) | set(result.backward_ms)), reverse=True)
+    width = max([len(names[i]) for _, i in rows[:args.top]] + [4])
+    out.write(f"{'node':<{width}}  {'op':<18} {'forward ms':>10} {'backward ms':>11} "
+              f"{'share':>6}\n")
+    total = result.op_total_ms or 1.0
+    for ms, i in rows[:args.top]:
+        fwd, bwd = result.forward_ms.get(i), result.backward_ms.get(i)
+        out.write(f"{names[i]:<{width}}  {doc.nodes[i].op[:18]:<18} "
+                  f"{_ms(fwd):>10} {_ms(bwd):>11} {ms / total:>6.1%}\n")
+    if len(rows) > args.top:
+        out.write(f"... {len(rows) - args.top} more nodes (--top N, or --json for all)\n")
+    out.write("\nby op type (forward and backward events):\n")
+    for name, ms in sorted(result.by_type_ms.items(), key=lambda kv: -kv[1])[:args.top]:
+        out.write(f"  {name:<32} {ms:>9.2f} ms {ms / total:>6.1%}\n")
+    if result.unmatched:
+        out.write("not placed on a node (gradient-only ops, or counts that differ): "
+                  + ", ".join(result.unmatched) + "\n")
+    return 0
+
+
+def _ms(value: Any) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("profile", help="time every layer with MXNet's profiler (bulk "
+                                       "execution off), forward and backward")
+    p.add_argument("file")
+    p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...", help="input shape")
+    p.add_argument("--ctx", default="cpu", metavar="cpu|gpu:N", help="device (cpu)")
+    p.add_argument("--iterations", type=int, default=3,
+                   help="profiled training iterations, after two of warm-up (3)")
+    p.add_argument("--top", type=int, default=20, help="rows printed (20)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_profile)

@@ -1,0 +1,116 @@
+"""Insight: what the graph, the tree and the op summary agree on about "where do memory,
+compute and time go" -- the colour metric, and the per-layer profile with the graph
+revision it was measured on.  One per session (``session.insight``); it reads the
+session's analysis and never touches a panel.
+
+Signals
+-------
+colours_changed(): the metric, or the values behind it (analysis, profile), changed
+profile_changed(): a profile arrived, or the graph changed under it
+"""
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from mxexplorer.core import metrics, profile
+from mxexplorer.gui.workers import JobSlot
+
+ITERATIONS = 3             # profiled training iterations (after two of warm-up)
+
+if TYPE_CHECKING:
+    from mxexplorer.gui.session import DocumentSession
+
+
+class Insight(QObject):
+    colours_changed = Signal()
+    profile_changed = Signal()
+
+    def __init__(self, session: DocumentSession) -> None:
+        super().__init__(session)
+        self.session = session
+        self.metric = "family"
+        self.profile: profile.ProfileResult | None = None
+        self._profile_revision = -1
+        self._pending_revision = -1
+        #: the profiling job (in a child process)
+        self.profiler = JobSlot(self)
+        self.profiler.finished.connect(self._on_profiled)
+        session.analysis_changed.connect(self.colours_changed)
+        session.document_changed.connect(self._on_document_changed)
+
+    def set_metric(self, metric: str) -> None:
+        if metric not in metrics.METRICS:
+            raise ValueError(f"unknown metric {metric!r}")
+        if metric != self.metric:
+            self.metric = metric
+            self.colours_changed.emit()
+
+    # ------------------------------------------------------------- values
+    def fresh_profile(self) -> profile.ProfileResult | None:
+        """The profile, when it was measured on the graph as it is now."""
+        if self.profile is not None and \
+                self._profile_revision == self.session.document.revision:
+            return self.profile
+        return None
+
+    def node_times(self) -> dict[int, float]:
+        """ms per training iteration (forward + backward) of each profiled node."""
+        result = self.fresh_profile()
+        if result is None:
+            return {}
+        return {i: ms for i in set(result.forward_ms) | set(result.backward_ms)
+                if (ms := result.node_ms(i)) is not None}
+
+    def values(self, metric: str | None = None) -> dict[int, float]:
+        """Each node's value of ``metric`` (the chosen one by default); empty when
+        nothing is known (no fresh analysis, no profile)."""
+        metric = metric or self.metric
+        if metric == "time":
+            return self.node_times()
+        session = self.session
+        fresh = session.analysis if session.fresh_shapes() is not None else None
+        return metrics.node_values(metric, fresh.stats if fresh is not None else None)
+
+    def missing(self) -> str:
+        """Why the chosen metric has no values ("" when it has)."""
+        if self.metric not in metrics.VALUE_METRICS or self.values():
+            return ""
+        if self.metric == "time":
+            return "no profile of this graph yet: Profile in the Op summary tab"
+        return "no shapes yet: give the input shapes"
+
+    # ------------------------------------------------------------ profile
+    def device(self) -> str:
+        """The device the user chose in the planner (profiles run there too)."""
+        return str(self.session.settings.planner_choices().get("device", "cpu"))
+
+    def start_profile(self, ctx: str | None = None) -> None:
+        """Profile every layer on ``ctx`` (the chosen device) in a child process.
+
+        Raises
+        ------
+        UserError : no input shapes.
+        """
+        shapes = self.session.shapes_for_jobs()
+        self._pending_revision = self.session.document.revision
+        self.profiler.start(functools.partial(profile.profile, self.session.document.snapshot(),
+                                              shapes, ctx or self.device(), ITERATIONS))
+
+    @Slot(object)
+    def _on_profiled(self, result: Any) -> None:
+        self.profile = result
+        self._profile_revision = self._pending_revision
+        self.profile_changed.emit()
+        if self.metric == "time":
+            self.colours_changed.emit()
+
+    @Slot(object)
+    def _on_document_changed(self, change: Any) -> None:
+        if self.profile is not None and self._profile_revision != \
+                self.session.document.revision:
+            self.profile_changed.emit()
+            if self.metric == "time":
+                self.colours_changed.emit()

@@ -1,0 +1,46 @@
+"""Colour by metric on the graph: the fill of every drawn node (a closed block gets its
+members' sum) from the session's insight, and the legend that goes with it (the
+viridis scale with units, or the op families)."""
+from __future__ import annotations
+
+from typing import Any
+
+from mxexplorer.core import drawing, metrics
+from mxexplorer.gui.panels.graph_blocks import BlockState
+from mxexplorer.gui.panels.graph_legend import GraphLegend
+from mxexplorer.gui.panels.graph_scene import SceneBuild
+
+PLAIN_FILL = "#f4f4f4"          # "No colour": every operator alike
+
+
+def fills_for(graph: drawing.VisibleGraph, insight: Any, blocks: BlockState
+              ) -> tuple[dict[int, str] | None, metrics.Scale | None]:
+    """Each drawn node's fill for the insight's metric, and the scale (None, None: by
+    op family)."""
+    metric = insight.metric
+    if metric == "family":
+        return None, None
+    if metric == "none":
+        return {n.id: PLAIN_FILL for n in graph.nodes}, None
+    members = {n.id: blocks.members(n.id) for n in graph.nodes if blocks.key_of(n.id)}
+    values = metrics.block_values(insight.values(), members)
+    shown = {n.id: values[n.id] for n in graph.nodes if n.id in values}
+    scale = metrics.scale_for(metric, shown.values())
+    if scale is None:
+        return {n.id: metrics.NO_VALUE for n in graph.nodes}, None
+    return {i: scale.colour(v) for i, v in shown.items()}, scale
+
+
+def colour_graph(build: SceneBuild | None, graph: drawing.VisibleGraph | None, insight: Any,
+                 blocks: BlockState, legend: GraphLegend, legend_on: bool) -> None:
+    """Fill the scene's nodes and show the legend that explains the fills."""
+    scale = None
+    if build is not None and graph is not None:
+        fills, scale = fills_for(graph, insight, blocks)
+        build.recolour(fills)
+    if not legend_on or graph is None:
+        legend.show_graph(None)
+    elif insight.metric in metrics.VALUE_METRICS:
+        legend.show_scale(scale, insight.missing())
+    else:
+        legend.show_graph(graph)

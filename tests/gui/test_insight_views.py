@@ -1,0 +1,159 @@
+"""Insight in the window: colour by metric (graph, legend, tree bars, blocks), the
+per-layer profile from the Op summary tab, and checkpoint values in the inspector."""
+from __future__ import annotations
+
+import shutil
+
+import mxnet as mx
+import numpy as np
+import pytest
+from PySide6.QtGui import QColor
+
+from mxexplorer.core import drawing, edits, metrics
+from mxexplorer.gui.panels.tree_model import BAR_COLUMNS, BAR_ROLE
+from tests.conftest import EXAMPLES
+
+R18 = EXAMPLES / "resnet18_v1-symbol.json"
+
+
+@pytest.fixture
+def inferred(make_window, qtbot):
+    def make(path=R18, shape=(1, 3, 64, 64)):
+        window = make_window(path)
+        pane = window.graph_pane
+        qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=30000)
+        window.infer_blocking({"data": shape})
+        return window, pane
+    return make
+
+
+def _fill(pane, node: int) -> str:
+    return pane.build.node_items[node].brush().color().name()
+
+
+def test_colour_by_memory_paints_graph_legend_and_tree_bars_alike(inferred, qtbot) -> None:
+    window, pane = inferred()
+    doc, session = window.document, window.session
+    convs = [i for i in doc.order() if doc.nodes[i].op == "Convolution"]
+    family = _fill(pane, convs[0])
+    assert family == QColor(drawing.FAMILY_COLOURS["convolution"][0]).name()
+    box = pane.toolbar.metric_box
+    box.setCurrentIndex(box.findData("memory"))
+    assert session.insight.metric == "memory"
+    values = session.insight.values()
+    shown = {n.id: values[n.id] for n in pane.graph.nodes if n.id in values}
+    scale = metrics.scale_for("memory", shown.values())
+    assert scale is not None
+    biggest = max(shown, key=shown.get)
+    assert _fill(pane, biggest) == metrics.viridis(1.0)
+    for node in convs:
+        assert _fill(pane, node) == scale.colour(values[node])
+    # dark fills get white words
+    dark = next(n for n in shown if metrics.text_colour(scale.colour(shown[n])) == "#ffffff")
+    assert pane.build.text_items[dark][0].brush().color().name() == "#ffffff"
+    assert "Activation memory" in pane.legend.text() and "log scale" in pane.legend.text()
+    # the tree: a bar in the memory column, the same colour as the node
+    index = window.tree.node_rows(convs[2])[0].siblingAtColumn(BAR_COLUMNS["memory"])
+    share, colour = index.data(BAR_ROLE)
+    assert colour == _fill(pane, convs[2]) and 0 < share <= 1
+    assert index.siblingAtColumn(BAR_COLUMNS["macs"]).data(BAR_ROLE) is None
+    # MACs: the biggest convolution is the brightest node
+    box.setCurrentIndex(box.findData("macs"))
+    macs = session.insight.values()
+    assert _fill(pane, max(macs, key=macs.get)) == metrics.viridis(1.0)
+    # an edit leaves no fresh figures: grey and a note, not old colours
+    session.push_edit(edits.SetAttrEdit((convs[1],), "num_filter", "32"))
+    qtbot.waitUntil(lambda: session.analysis_stale() is None, timeout=60000)
+    box.setCurrentIndex(box.findData("family"))
+    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=30000)
+    assert _fill(pane, convs[0]) == family
+    assert "mirror stage" in pane.legend.text()
+
+
+def test_time_needs_a_profile_then_colours_and_fills_the_columns(inferred, qtbot) -> None:
+    window, pane = inferred()
+    doc, session = window.document, window.session
+    box = pane.toolbar.metric_box
+    box.setCurrentIndex(box.findData("time"))
+    assert "no profile" in pane.legend.text()
+    conv = next(i for i in doc.order() if doc.nodes[i].op == "Convolution")
+    assert _fill(pane, conv) == metrics.NO_VALUE
+    ops = window.op_summary
+    assert ops.profile_button.text() == "Profile on cpu"
+    with qtbot.waitSignal(session.insight.profile_changed, timeout=120000):
+        ops.profile_button.click()
+    profile = session.insight.fresh_profile()
+    assert profile is not None
+    assert set(profile.forward_ms) == {i for i in doc.order() if not doc.nodes[i].is_variable}
+    times = session.insight.values()
+    assert _fill(pane, max(times, key=times.get)) == metrics.viridis(1.0)
+    assert "Measured time" in pane.legend.text()
+    # the op summary: time and its share per op type; the tree: a time column
+    headers = [ops.table.horizontalHeaderItem(c).text() for c in range(ops.table.columnCount())]
+    col = headers.index("time")
+    row = next(r for r in range(ops.table.rowCount())
+               if ops.table.item(r, 0).text() == "Convolution")
+    conv_ms = sum(times[i] for i in doc.order() if doc.nodes[i].op == "Convolution")
+    assert ops.table.item(row, col).text() == f"{conv_ms:.3g} ms"
+    assert "overhead" in ops.note.text()
+    cell = window.tree.node_rows(conv)[0].siblingAtColumn(BAR_COLUMNS["time"])
+    assert cell.data() == f"{times[conv]:.3g} ms" and cell.data(BAR_ROLE) is not None
+    # the graph changes: the profile was for the old one, and nothing shows it
+    session.push_edit(edits.SetAttrEdit((conv,), "num_filter", "32"))
+    assert session.insight.fresh_profile() is None
+    assert cell.data() == "" and "no profile" in pane.legend.text()
+    assert ops.table.columnCount() == 9 and ops.table.item(row, col) is None
+
+
+def test_a_closed_block_is_coloured_by_its_members_sum(make_window, qtbot, zoo) -> None:
+    window = make_window(zoo("resnet50_v1", 64))
+    pane = window.graph_pane
+    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=60000)
+    pane.toolbar.blocks_button.click()          # a mid-sized graph: every block open
+    tree = pane.blocks.tree
+    assert tree is not None
+    key = next(k for k, b in tree.blocks.items() if b.children == () and b.ops > 3)
+    with qtbot.waitSignal(pane.drawn, timeout=60000):
+        pane.close_block(key)
+    window.infer_blocking({"data": (1, 3, 64, 64)})
+    pane.toolbar.metric_box.setCurrentIndex(pane.toolbar.metric_box.findData("macs"))
+    from mxexplorer.core import blocks
+
+    closed = [n.id for n in pane.graph.nodes if blocks.is_block(n.id)]
+    assert closed
+    values = window.session.insight.values()
+    summed = {b: sum(values.get(m, 0) for m in pane.blocks.members(b)) for b in closed}
+    drawn = metrics.block_values(values, {b: pane.blocks.members(b) for b in closed})
+    shown = {n.id: drawn[n.id] for n in pane.graph.nodes if n.id in drawn}
+    scale = metrics.scale_for("macs", shown.values())
+    for block in closed:
+        assert _fill(pane, block) == scale.colour(summed[block])
+
+
+def test_the_inspector_shows_checkpoint_values_and_flags_nan(make_window, qtbot,
+                                                             tmp_path) -> None:
+    for name in ("mlp-symbol.json", "mlp-0000.params"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    params = str(tmp_path / "mlp-0000.params")
+    saved = mx.nd.load(params)
+    weight = saved["arg:fc2_weight"].asnumpy()
+    weight[0, :3] = np.nan
+    saved["arg:fc2_weight"] = mx.nd.array(weight)
+    mx.nd.save(params, saved)
+    window = make_window(tmp_path / "mlp-symbol.json")
+    doc = window.document
+    view = window.inspector.param_stats
+    fc1 = doc.find("fc1")[0]
+    window.selection.set([fc1])
+    qtbot.waitUntil(lambda: "fc1_weight" in view.stats, timeout=20000)
+    got = view.stats["fc1_weight"]
+    fc1_weight = saved["arg:fc1_weight"].asnumpy()
+    assert got.mean == pytest.approx(float(fc1_weight.astype(np.float64).mean()))
+    assert got.maximum == pytest.approx(float(fc1_weight.max()))
+    assert set(view.stats) == {"fc1_weight", "fc1_bias"} and "NaN" not in view.label.text()
+    window.selection.set([doc.find("fc2_weight")[0]])
+    qtbot.waitUntil(lambda: "fc2_weight" in view.stats, timeout=20000)
+    assert view.stats["fc2_weight"].nans == 3
+    assert "3 NaN" in view.label.text() and "broken" in view.label.text()
+    window.selection.set([doc.find("data")[0]])          # no tensor: nothing shown
+    assert view.isHidden()
