@@ -23,6 +23,9 @@ METRICS: dict[str, tuple[str, str]] = {
     "time": ("Measured time", "ms"),
     "none": ("No colour", ""),
 }
+#: what the graph toolbar's control says (the legend gives the whole name)
+SHORT = {"family": "Op family", "memory": "Memory", "macs": "MACs", "params": "Params",
+         "time": "Time", "none": "No colour"}
 VALUE_METRICS = ("memory", "macs", "params", "time")
 NO_VALUE = "#c8c8c8"        # a node the metric says nothing about
 DECADES = 3.0
@@ -52,11 +55,18 @@ def text_colour(fill: str) -> str:
     return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#ffffff"
 
 
+def format_ms(value: float) -> str:
+    """Milliseconds as people write them: 0.448 ms, 3.18 ms, 22.5 ms, 4,030 ms."""
+    if value >= 100:
+        return f"{value:,.0f} ms"
+    return f"{value:.3g} ms"
+
+
 def formatter(metric: str) -> Callable[[float], str]:
     if metric == "memory":
         return human_bytes
     if metric == "time":
-        return lambda v: f"{v:.3g} ms"
+        return format_ms
     return human_count
 
 

@@ -26,6 +26,7 @@ from mxexplorer.core.shapes import Shape
 
 PROFILE_ENV = {"MXNET_EXEC_BULK_EXEC_TRAIN": "0", "MXNET_EXEC_BULK_EXEC_INFERENCE": "0",
                "MXNET_ENGINE_TYPE": "NaiveEngine"}
+NOISE = 0.05             # an overhead this small is not told apart from noise
 # engine housekeeping, not a graph operator
 _NOT_OPS = {"DeleteVariable", "CopyCPU2CPU", "CopyCPU2GPU", "CopyGPU2CPU", "CopyGPU2GPU",
             "WaitForVar", "_zeros", "_ones", "_full"}
@@ -62,10 +63,12 @@ class ProfileResult:
         return self.profiled_ms / self.plain_ms - 1 if self.plain_ms > 0 else 0.0
 
     def summary(self) -> str:
+        cost = "within the run-to-run noise" if abs(self.overhead) < NOISE else \
+            f"{self.overhead:+.0%}"
         return (f"{self.op_total_ms:.1f} ms in operators per forward+backward iteration "
                 f"({self.iterations} profiled after warm-up, {self.ctx}); the same "
                 f"iteration takes {self.plain_ms:.1f} ms without the profiler and "
-                f"{self.profiled_ms:.1f} ms with it ({self.overhead:+.0%} overhead); "
+                f"{self.profiled_ms:.1f} ms with it (profiling overhead {cost}); "
                 "bulk execution off, NaiveEngine")
 
     def to_dict(self, names: Mapping[int, str]) -> dict[str, Any]:

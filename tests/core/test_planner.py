@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import mxnet as mx
+import pytest
 
 from mxexplorer.core import memplan, plansearch, stats
 from mxexplorer.core.document import GraphDocument
@@ -169,3 +170,23 @@ def test_the_memory_model_predicts_mxnets_figure_without_binding() -> None:
     unplanned = model.simulate({})
     assert "recompute" not in {s.phase for s in unplanned.steps}
     assert unplanned.peak_bytes > timeline.peak_bytes
+
+
+@pytest.mark.parametrize("name", ["resnet50_v1", "densenet121", "mobilenetv2_1.0",
+                                  "squeezenet1.1", "inceptionv3"])
+def test_the_memory_model_is_within_10_percent_of_mxnet_on_zoo_networks(zoo, name) -> None:
+    """Unplanned and with the planner's quick plan (the whole table, batch 32 at full
+    size, is ``benchmarks/liveness.py``)."""
+    from mxexplorer.core import liveness
+
+    size = 299 if name.startswith("inception") else 224
+    doc = GraphDocument.open(str(zoo(name, size)))
+    shapes = {"data": (16, 3, size, size)}
+    by_entry = infer_document(doc, doc.to_json(), shapes).by_entry
+    oracle = memplan.CostOracle(shapes)
+    plan = memplan.plan(doc.snapshot(), shapes, stages="auto", mode="quick").best
+    assert plan is not None and plan.tags
+    for tags in ({}, plan.tags):
+        real = oracle.cost_of_tags(doc, tags)
+        model = liveness.mxnet_total_mb(doc, by_entry, tags)
+        assert abs(model / real - 1) <= 0.10, (name, bool(tags), real, model)

@@ -94,10 +94,10 @@ def test_time_needs_a_profile_then_colours_and_fills_the_columns(inferred, qtbot
     row = next(r for r in range(ops.table.rowCount())
                if ops.table.item(r, 0).text() == "Convolution")
     conv_ms = sum(times[i] for i in doc.order() if doc.nodes[i].op == "Convolution")
-    assert ops.table.item(row, col).text() == f"{conv_ms:.3g} ms"
+    assert ops.table.item(row, col).text() == metrics.format_ms(conv_ms)
     assert "overhead" in ops.note.text()
     cell = window.tree.node_rows(conv)[0].siblingAtColumn(BAR_COLUMNS["time"])
-    assert cell.data() == f"{times[conv]:.3g} ms" and cell.data(BAR_ROLE) is not None
+    assert cell.data() == metrics.format_ms(times[conv]) and cell.data(BAR_ROLE) is not None
     # the graph changes: the profile was for the old one, and nothing shows it
     session.push_edit(edits.SetAttrEdit((conv,), "num_filter", "32"))
     assert session.insight.fresh_profile() is None

@@ -246,6 +246,16 @@ def test_memory_over_a_step_follows_the_analysis_and_the_selected_plan(alone, qt
     assert chart.unplanned.peak_bytes == expected.simulate({}).peak_bytes
     assert len(chart.curve.yData) == len(chart.unplanned.steps) and chart.planned is None
     assert "with no plan: peak" in chart.note.text()
+    # parameters, their gradients and the auxiliary states are the band under the curve
+    st = session.analysis.stats
+    band = 4 * (2 * st.params + st.aux_values)
+    assert chart.base_bytes == band and chart.band.yData[0] == band / liveness.MB
+    peak = chart.unplanned.peak_step
+    assert chart.curve.yData[peak] == pytest.approx(
+        (chart.unplanned.peak_bytes + band) / liveness.MB)
+    assert "parameters, gradients and auxiliary states" in chart.note.text()
+    biggest = max(chart.unplanned.peak_tensors, key=lambda t: t[3])
+    assert doc.nodes[biggest[0]].name in chart.note.text()      # what is alive there
     # a plan: its curve comes in, lower at its peak
     panel.stages.setCurrentIndex(panel.stages.findData("auto"))
     panel.search.setCurrentIndex(panel.search.findData("original"))

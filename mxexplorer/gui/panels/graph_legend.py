@@ -57,12 +57,12 @@ class GraphLegend(QLabel):
             self.show()
             return
         steps = 24
-        ramp = "".join(f'<td style="background:{metrics.viridis(k / (steps - 1))};">'
-                       "&nbsp;&nbsp;</td>" for k in range(steps))
+        ramp = "".join(f'<td width="11" style="background:{metrics.viridis(k / (steps - 1))};">'
+                       "&nbsp;</td>" for k in range(steps))
         ticks = scale.ticks()
         aligns = ["left"] + ["center"] * (len(ticks) - 2) + ["right"]
-        labels = "".join(f'<td colspan="{steps // len(ticks)}" align="{align}">{text}</td>'
-                         for (_, text), align in zip(ticks, aligns))
+        labels = "".join(f'<td colspan="{steps // len(ticks)}" align="{align}">'
+                         f"&nbsp;{text}&nbsp;</td>" for (_, text), align in zip(ticks, aligns))
         self.setText(f'<table cellspacing="0" style="font-size:8pt;"><tr><td rowspan="2">'
                      f"{scale.title}&nbsp;&nbsp;</td>{ramp}<td rowspan=\"2\">&nbsp;&nbsp;"
                      f'</td><td style="background:{metrics.NO_VALUE};" rowspan="2">'

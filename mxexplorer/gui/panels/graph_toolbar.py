@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mxexplorer.core.metrics import METRICS
+from mxexplorer.core.metrics import METRICS, SHORT
 
 
 def _tool(text: str, slot: Any, checkable: bool = False, tip: str = "") -> QToolButton:
@@ -59,6 +59,7 @@ class GraphToolbar(QWidget):
         self.search = QLineEdit()
         self.search.setPlaceholderText("Find node (name or op), Enter for next")
         self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(110)
         self.search.returnPressed.connect(self.find_next_requested)
         self.match_label = QLabel()
         self.match_label.setMinimumWidth(60)
@@ -72,8 +73,8 @@ class GraphToolbar(QWidget):
                                    tip="Fold repeated structure into blocks (double-click "
                                        "a block to open it)")
         self.metric_box = QComboBox()
-        for key, (label, _) in METRICS.items():
-            self.metric_box.addItem(label, key)
+        for key in METRICS:
+            self.metric_box.addItem(SHORT[key], key)
         self.metric_box.setToolTip("Colour the nodes by op family or by a metric (on a "
                                    "viridis scale; the tree shows it as bars)")
         self.metric_box.currentIndexChanged.connect(

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from mxexplorer.core import report
 from mxexplorer.core.errors import UserError
+from mxexplorer.core.metrics import format_ms
 from mxexplorer.core.stats import human_bytes, human_count
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.base import SessionPanel
@@ -92,6 +93,7 @@ class OpSummaryPanel(SessionPanel):
         session.analysis_changed.connect(self.refresh)
         session.document_changed.connect(self.refresh)
         session.insight.profile_changed.connect(self.refresh)
+        session.bench_changed.connect(self.refresh)
         self.refresh()
 
     @Slot()
@@ -142,7 +144,7 @@ class OpSummaryPanel(SessionPanel):
                      _Cell(f"{row['activation_bytes_share']:.1%}",
                            row["activation_bytes_share"])]
             if times is not None:
-                cells += [_Cell(f"{row['time_ms']:.3g} ms", row["time_ms"]),
+                cells += [_Cell(format_ms(row["time_ms"]), row["time_ms"]),
                           _Cell(f"{row['time_ms_share']:.1%}", row["time_ms_share"])]
             for c, cell in enumerate(cells):
                 cell.setData(Qt.ItemDataRole.UserRole, r)
@@ -153,6 +155,11 @@ class OpSummaryPanel(SessionPanel):
             "Infer shapes to see where parameters, compute and memory go."
         if profile is not None:
             words += " " + profile.summary() + "."
+            plain = [r for r in session.bench or () if r.label == "original"]
+            if plain and plain[0].ctx == profile.ctx:
+                words += (f" The benchmark (threaded engine, bulk execution on) measured "
+                          f"{plain[0].train.median_ms:.1f} ms per training iteration"
+                          f" at batch {plain[0].batch}.")
             if profile.unmatched:
                 words += " Not placed on a node: " + ", ".join(profile.unmatched) + "."
         self.note.setText(words)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from mxexplorer.core import param_stats
 from mxexplorer.core.document import NodeKind
@@ -58,9 +58,16 @@ class ParamStatsView(QWidget):
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         set_role(self.label, "muted")
+        # scrolls in a short strip: a long list never makes the window taller
+        scroll = QScrollArea()
+        scroll.setWidget(self.label)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setMinimumHeight(40)
+        self.setMaximumHeight(170)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
-        layout.addWidget(self.label)
+        layout.addWidget(scroll)
         self.stats: dict[str, Any] = {}
         self._shown: list[tuple[str, str]] = []
         session.selection.changed.connect(self._on_selection_changed)

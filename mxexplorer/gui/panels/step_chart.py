@@ -20,6 +20,10 @@ from mxexplorer.gui import workers
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.theme import Theme, plot_with_words, style_plot, themes
 
+#: how the chart names a tensor's copy (the model's words: fwd, mirror, grad, gsum)
+COPY_WORDS = {"fwd": "", "mirror": " (recomputed)", "grad": " gradient",
+              "gsum": " gradient sum"}
+
 
 def _timelines(snap: Any, by_entry: Any, tags: dict[int, str] | None
                ) -> tuple[list[str], liveness.Timeline, liveness.Timeline | None]:
@@ -41,6 +45,10 @@ class StepChart(QWidget):
         self.plot.setLabel("left", "live tensors", units="MB")
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.plot.addLegend(offset=(10, 10))       # top left: the peaks come later
+        self.base_bytes = 0          # parameters, their gradients and auxiliary states
+        self.band = self.plot.plot([], [], pen=pg.mkPen("#b9a37a", width=1), fillLevel=0,
+                                   brush=pg.mkBrush(185, 163, 122, 90),
+                                   name="parameters, gradients, aux")
         self.curve = self.plot.plot([], [], pen=pg.mkPen("#888", width=1.5), name="no plan")
         self.plan_curve = self.plot.plot([], [], pen=pg.mkPen("#1f5fa8", width=2),
                                          name="selected plan")
@@ -80,6 +88,8 @@ class StepChart(QWidget):
         plan = session.selected_plan if session.plan_valid() else None
         snap, by_entry = session.document.snapshot(), dict(analysis.shapes.by_entry)
         tags = dict(plan.tags) if plan is not None else None
+        st = analysis.stats
+        self.base_bytes = 4 * (2 * st.params + st.aux_values)     # float32 each
         self._job.start(lambda progress, token: _timelines(snap, by_entry, tags))
 
     @Slot(object)
@@ -90,26 +100,35 @@ class StepChart(QWidget):
     def _draw(self) -> None:
         base, plan = self.unplanned, self.planned
         if base is None:
-            for curve in (self.curve, self.plan_curve):
+            for curve in (self.curve, self.plan_curve, self.band):
                 curve.setData([], [])
             self.peaks.setData([])
             self.note.setText("Infer shapes to see memory over a training step.")
             return
-        mb = 1.0 / liveness.MB
-        self.curve.setData([s.live_bytes * mb for s in base.steps])
-        self.plan_curve.setData([s.live_bytes * mb for s in plan.steps] if plan else [])
+        mb, under = 1.0 / liveness.MB, self.base_bytes
+        longest = max(len(base.steps), len(plan.steps) if plan else 0)
+        self.band.setData([0, max(1, longest - 1)], [under * mb] * 2)
+        self.curve.setData([(s.live_bytes + under) * mb for s in base.steps])
+        self.plan_curve.setData([(s.live_bytes + under) * mb for s in plan.steps]
+                                if plan else [])
         self.turn.setValue(sum(1 for s in base.steps if s.phase == "forward"))
         marks, words = [], []
         for label, timeline in (("no plan", base), ("the selected plan", plan)):
             if timeline is None or timeline.peak_step < 0:
                 continue
             step = timeline.steps[timeline.peak_step]
-            marks.append({"pos": (timeline.peak_step, timeline.peak_bytes * mb)})
-            words.append(f"with {label}: peak {human_bytes(timeline.peak_bytes)} at "
-                         f"{self.names[step.node]} ({step.phase})")
+            marks.append({"pos": (timeline.peak_step, (timeline.peak_bytes + under) * mb)})
+            alive = sorted(timeline.peak_tensors, key=lambda t: -t[3])[:3]
+            words.append(f"with {label}: peak {human_bytes(timeline.peak_bytes)} of "
+                         f"activations at {self.names[step.node]} ({step.phase}), the "
+                         "largest alive: " + ", ".join(
+                             f"{self.names[n]}{COPY_WORDS.get(ph, ' ' + ph)} "
+                             f"{human_bytes(b)}" for n, _, ph, b in alive))
         self.peaks.setData(marks)
-        self.note.setText("Live tensors over one step, " + "; ".join(words) + ". MXNet's "
-                          "planner reuses buffers: its total is in the planner's figures.")
+        self.note.setText(f"Live tensors over one step on top of {human_bytes(under)} of "
+                          "parameters, gradients and auxiliary states (the optimizer's "
+                          "state comes on top); " + "; ".join(words) + ". MXNet's planner "
+                          "reuses buffers: its total is in the planner's figures.")
 
     def step_at(self, x: float) -> int | None:
         """The node computed at step ``x`` of the curve shown last (the plan's if any)."""

@@ -378,7 +378,7 @@ class InternalsModel(QAbstractItemModel):
         if not value:
             return ""
         if col == 6:
-            return f"{value:.3g} ms"
+            return metrics.format_ms(value)
         return human_bytes(value) if col == 3 else human_count(value)
 
     def _sort_key(self, r: int, col: int) -> object:
