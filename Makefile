@@ -2,7 +2,7 @@
 #   make run   - open the GUI on the bundled example network
 #   make test  - run the whole test suite
 # Both create .venv, install the OS package graphviz when `dot` is missing, and install
-# mxexplorer with the cpu and test extras.  `make run` also installs the libraries Qt's
+# mxexplorer with the cpu, test and onnx extras (onnxruntime without its numpy pin).  `make run` also installs the libraries Qt's
 # xcb platform plugin needs when one is missing (found with ldd on the plugin).
 
 PYTHON ?= $(shell for p in python3.11 python3.10 python3.9 python3; do \
@@ -64,7 +64,8 @@ $(VPY):
 
 $(STAMP): pyproject.toml | $(VPY)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e '.[cpu,test]'
+	$(VPY) -m pip install -q -e '.[cpu,test,onnx]'
+	$(VPY) -m pip install -q --no-deps onnxruntime==1.16.3
 	@touch $(STAMP)
 
 clean:

@@ -14,7 +14,8 @@ from typing import Any, Sequence
 from mxexplorer import __version__
 from mxexplorer.core.errors import MXNetMissingError, UserError
 
-SUBCOMMANDS = ("info", "infer", "render", "plan", "bench", "profile", "doctor")
+SUBCOMMANDS = ("info", "infer", "render", "plan", "bench", "profile", "onnx", "diff",
+               "doctor")
 
 
 def _shape_args(values: Sequence[str] | None) -> dict[str, tuple[int, ...]]:
@@ -390,9 +391,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench)
 
-    from mxexplorer import cli_profile
+    from mxexplorer import cli_convert, cli_profile
 
     cli_profile.add_parser(sub)
+    cli_convert.add_parsers(sub)
     p = sub.add_parser("doctor", help="what a bug report needs: Python, MXNet build, CUDA, "
                                       "GPUs and whether this MXNet runs on each, dot, Qt")
     p.add_argument("--json", action="store_true",
