@@ -125,9 +125,11 @@ class ExportReport:
 def load_onnx() -> Any:
     """``onnx``, with the ``onnx.mapping`` MXNet's converter calls (ONNX 1.19 removed
     it) made from ``onnx.helper`` when missing."""
+    import importlib
+
     try:
-        import onnx
-        import onnx.helper
+        onnx: Any = importlib.import_module("onnx")
+        importlib.import_module("onnx.helper")
     except ImportError:
         raise UserError("ONNX export needs the onnx extra: pip install "
                         f"onnx=={ONNX_PINS['onnx']} (see the README)") from None
@@ -153,9 +155,8 @@ def supported_ops(opset: int = DEFAULT_OPSET) -> set[str]:
     from mxexplorer.core.mxnet_env import import_mxnet
 
     import_mxnet()
-    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
-
     import mxnet.onnx  # noqa: F401 - registers the converters
+    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
 
     ops: set[str] = set()
     for version in range(opset, MIN_OPSET - 1, -1):

@@ -32,6 +32,10 @@ class Insight(QObject):
         super().__init__(session)
         self.session = session
         self.metric = "family"
+        #: "marks": explicit fills (a comparison's changed, added, removed nodes) with
+        #: their legend as (colour, words)
+        self.marks: dict[int, str] = {}
+        self.marks_legend: list[tuple[str, str]] = []
         self.profile: profile.ProfileResult | None = None
         self._profile_revision = -1
         self._pending_revision = -1
@@ -41,7 +45,14 @@ class Insight(QObject):
         session.analysis_changed.connect(self.colours_changed)
         session.document_changed.connect(self._on_document_changed)
 
+    def set_marks(self, marks: dict[int, str], legend: list[tuple[str, str]]) -> None:
+        """Colour these nodes these colours (the others plain): metric "marks"."""
+        self.marks, self.marks_legend, self.metric = dict(marks), list(legend), "marks"
+        self.colours_changed.emit()
+
     def set_metric(self, metric: str) -> None:
+        if metric == "marks" and self.marks:
+            return self.set_marks(self.marks, self.marks_legend)
         if metric not in metrics.METRICS:
             raise ValueError(f"unknown metric {metric!r}")
         if metric != self.metric:

@@ -39,6 +39,7 @@ from mxexplorer.gui.panels.tree import InternalsPanel
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
 from mxexplorer.gui.theme import set_role
+from mxexplorer.gui.window_convert import WindowConvert
 from mxexplorer.gui.window_files import WindowFiles
 from mxexplorer.gui.window_help import WindowHelp
 
@@ -86,7 +87,7 @@ def _placeholder(text: str) -> QLabel:
     return label
 
 
-class MainWindow(WindowFiles, WindowHelp, QMainWindow):
+class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
     def __init__(self, settings: Settings | None = None) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -201,6 +202,8 @@ class MainWindow(WindowFiles, WindowHelp, QMainWindow):
         self.export_graph_action = file_menu.addAction("&Export Graph Picture...",
                                                        QKeySequence("Ctrl+E"),
                                                        self._on_export_graph_triggered)
+        file_menu.addAction("Export &ONNX...", self.export_onnx)
+        file_menu.addAction("Compare &With...", self.compare_with)
         file_menu.addSeparator()
         self.close_action = file_menu.addAction("&Close Window", self.close)
         self.close_action.setShortcuts(_keys(QKeySequence.StandardKey.Close, "Ctrl+W"))

@@ -14,6 +14,7 @@ from mxexplorer.core import diff, edits, onnx_export
 from mxexplorer.core.document import GraphDocument
 from tests.conftest import CORPUS, EXAMPLES
 
+
 def _trained_looking(path) -> None:
     """Gammas, betas and moving statistics away from 1 and 0, in the checkpoint itself
     (so a converter that drops fix_gamma or the statistics gives other numbers)."""
@@ -195,3 +196,15 @@ def test_two_checkpoints_of_the_same_graph_differ_in_numbers(mlp_copy, tmp_path,
         {"fc1_weight", "fc2_bias"}
     assert main(["diff", str(mlp_copy), str(mlp_copy), "--params"]) == 0
     assert capsys.readouterr().out.startswith("no difference")
+
+
+def test_the_onnx_mapping_stand_in_matches_what_onnx_1_19_removed(monkeypatch) -> None:
+    import onnx
+
+    real = onnx.mapping
+    monkeypatch.delattr(onnx, "mapping")
+    got = onnx_export.load_onnx().mapping
+    for dtype in ("float32", "float16", "int64", "int8", "bool", "float64"):
+        code = real.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+        assert got.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)] == code
+        assert got.TENSOR_TYPE_TO_NP_TYPE[code] == np.dtype(dtype)

@@ -22,6 +22,8 @@ def fills_for(graph: drawing.VisibleGraph, insight: Any, blocks: BlockState
         return None, None
     if metric == "none":
         return {n.id: PLAIN_FILL for n in graph.nodes}, None
+    if metric == "marks":
+        return {n.id: insight.marks.get(n.id, PLAIN_FILL) for n in graph.nodes}, None
     members = {n.id: blocks.members(n.id) for n in graph.nodes if blocks.key_of(n.id)}
     values = metrics.block_values(insight.values(), members)
     shown = {n.id: values[n.id] for n in graph.nodes if n.id in values}
@@ -40,6 +42,8 @@ def colour_graph(build: SceneBuild | None, graph: drawing.VisibleGraph | None, i
         build.recolour(fills)
     if not legend_on or graph is None:
         legend.show_graph(None)
+    elif insight.metric == "marks":
+        legend.show_marks(insight.marks_legend)
     elif insight.metric in metrics.VALUE_METRICS:
         legend.show_scale(scale, insight.missing())
     else:

@@ -48,6 +48,15 @@ class GraphLegend(QLabel):
                      + "</table>")
         self.show()
 
+    def show_marks(self, items: list[tuple[str, str]]) -> None:
+        """A key of explicit colours: (colour, words) each."""
+        self._graph = None
+        cells = "".join(f'<td style="background:{colour}; border:1px solid #777;">'
+                        f"&nbsp;&nbsp;&nbsp;&nbsp;</td><td>&nbsp;{words}&nbsp;&nbsp;&nbsp;</td>"
+                        for colour, words in items)
+        self.setText(f'<table cellspacing="2" style="font-size:8pt;"><tr>{cells}</tr></table>')
+        self.show()
+
     def show_scale(self, scale: metrics.Scale | None, note: str = "") -> None:
         """The colour scale of a metric: its name and unit, a viridis ramp with values
         under it (its ends and evenly spaced between), and the grey of no value."""

@@ -135,6 +135,8 @@ class GraphToolbar(QWidget):
 
     def set_metric(self, metric: str) -> None:
         self.metric_box.blockSignals(True)
+        if self.metric_box.findData(metric) < 0:          # "marks": a comparison's
+            self.metric_box.addItem("Differences", metric)
         self.metric_box.setCurrentIndex(max(0, self.metric_box.findData(metric)))
         self.metric_box.blockSignals(False)
 

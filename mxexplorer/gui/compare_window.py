@@ -1,0 +1,122 @@
+"""CompareWindow: two graphs side by side (File > Compare With...), the differing nodes
+coloured in both, and a list of the differences to step through.
+
+Each side is a private session over a copy (the document in the main window is never
+touched, nor its colours or selection); the matching is :mod:`mxexplorer.core.diff`.
+Selecting a difference selects (and centres) its node in both graphs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import (
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from mxexplorer.core import diff
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.gui.host import WidgetHost
+from mxexplorer.gui.panels.graph_pane import GraphPane
+from mxexplorer.gui.session import DocumentSession
+from mxexplorer.gui.settings import Settings
+
+CHANGED, ADDED, REMOVED, RENAMED = "#f5a623", "#7ed321", "#e8675c", "#8fb8e8"
+LEGEND_A = [(CHANGED, "changed"), (RENAMED, "renamed"), (REMOVED, "only here (removed)")]
+LEGEND_B = [(CHANGED, "changed"), (RENAMED, "renamed"), (ADDED, "only here (added)")]
+
+
+def describe(result: diff.GraphDiff, a: GraphDocument, b: GraphDocument
+             ) -> list[tuple[str, int | None, int | None]]:
+    """One line per difference, with the node in A and in B it is about."""
+    rows: list[tuple[str, int | None, int | None]] = []
+    for c in result.changed:
+        what = ", ".join(f"{k}: {x} \u2192 {y}" for k, (x, y) in c.attrs.items())
+        if c.shapes:
+            what += ("; " if what else "") + "output shapes differ"
+        rows.append((f"changed  {a.nodes[c.a].name}: {what}", c.a, c.b))
+    rows += [(f"renamed  {a.nodes[i].name} \u2192 {b.nodes[j].name}", i, j)
+             for i, j in result.renamed]
+    rows += [(f"removed  {a.nodes[i].name} ({a.nodes[i].op})", i, None)
+             for i in result.removed]
+    rows += [(f"added    {b.nodes[j].name} ({b.nodes[j].op})", None, j)
+             for j in result.added]
+    return rows
+
+
+class CompareWindow(QMainWindow):
+    def __init__(self, a: GraphDocument, b: GraphDocument, settings: Settings,
+                 titles: tuple[str, str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.setWindowTitle(f"{titles[0]} \u2194 {titles[1]} - mxexplorer")
+        self.result = diff.compare(a, b)
+        self.rows = describe(self.result, a, b)
+        holder = QWidget()
+        self.sessions = [DocumentSession(doc, settings, holder) for doc in (a, b)]
+        host = WidgetHost(self, self.statusBar())
+        self.panes = [GraphPane(s, settings, host) for s in self.sessions]
+        for session, pane, legend in zip(self.sessions, self.panes, (LEGEND_A, LEGEND_B)):
+            session.auto_infer = False
+            session.insight.set_marks(self._marks(pane is self.panes[0]), legend)
+        sides = QSplitter()
+        for pane, title in zip(self.panes, titles):
+            side = QWidget()
+            column = QVBoxLayout(side)
+            column.setContentsMargins(0, 0, 0, 0)
+            label = QLabel(f"<b>{title}</b>")
+            label.setContentsMargins(6, 2, 6, 2)
+            column.addWidget(label)
+            column.addWidget(pane, 1)
+            sides.addWidget(side)
+        self.summary = QLabel(self.result.summary())
+        self.summary.setContentsMargins(6, 2, 6, 2)
+        self.list = QListWidget()
+        for text, _, _ in self.rows:
+            self.list.addItem(QListWidgetItem(text))
+        self.list.currentRowChanged.connect(self.show_row)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(sides)
+        bottom = QWidget()
+        rows = QVBoxLayout(bottom)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.addWidget(self.summary)
+        rows.addWidget(self.list)
+        split.addWidget(bottom)
+        split.setSizes([600, 180])
+        self.setCentralWidget(split)
+        self._holder = holder
+        self.resize(1400, 860)
+
+    def _marks(self, side_a: bool) -> dict[int, str]:
+        r = self.result
+        marks: dict[int, str] = {}
+        for i, j in r.renamed:
+            marks[i if side_a else j] = RENAMED
+        for c in r.changed:
+            marks[c.a if side_a else c.b] = CHANGED
+        for node in (r.removed if side_a else r.added):
+            marks[node] = REMOVED if side_a else ADDED
+        return marks
+
+    @Slot(int)
+    def show_row(self, row: int) -> None:
+        """Select (and centre) the difference's node in each graph that has it."""
+        if not 0 <= row < len(self.rows):
+            return
+        _, i, j = self.rows[row]
+        for session, node in zip(self.sessions, (i, j)):
+            session.selection.set([node] if node is not None else [])
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802
+        for pane in self.panes:
+            pane.stop()
+        for session in self.sessions:
+            session.close()
+        super().closeEvent(event)

@@ -1,0 +1,74 @@
+"""File > Export ONNX... and File > Compare With... in a real window."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from mxexplorer.core import edits, onnx_export
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.gui import compare_window
+from tests.conftest import CORPUS, EXAMPLES
+
+R18 = EXAMPLES / "resnet18_v1-symbol.json"
+
+
+def test_export_onnx_writes_checks_and_reports(make_window, qtbot, dialogs, tmp_path) -> None:
+    window = make_window(R18)
+    window.infer_blocking({"data": (1, 3, 64, 64)})
+    dialogs.answer(QMessageBox.StandardButton.Ok)
+    window.export_onnx(str(tmp_path / "r18.onnx"))
+    qtbot.waitUntil(lambda: window.last_onnx is not None, timeout=120000)
+    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=10000)
+    report = window.last_onnx
+    assert isinstance(report, onnx_export.ExportReport) and report.check.agree
+    assert (tmp_path / "r18.onnx").stat().st_size == report.size_bytes
+    title, text = dialogs.take()[0]
+    assert title == "ONNX export" and "outputs agree within 0.0001" in text
+
+
+@pytest.mark.corpus
+def test_export_onnx_of_an_unsupported_op_selects_it(make_window, qtbot, dialogs,
+                                                     tmp_path) -> None:
+    window = make_window(CORPUS / "deepinsight__insightface__deploy__mtcnn-model__det1-"
+                                  "symbol.json")
+    window.infer_blocking({"data": (1, 3, 48, 48)})
+    dialogs.answer(QMessageBox.StandardButton.Ok)
+    window.export_onnx(str(tmp_path / "det1.onnx"))
+    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=120000)
+    title, text = dialogs.take()[0]
+    assert title == "Cannot export ONNX" and "prob1 (SoftmaxActivation)" in text
+    assert window.selection.nodes == window.document.find("prob1")
+    assert not (tmp_path / "det1.onnx").exists()
+
+
+def test_compare_with_colours_both_graphs_and_steps_through(make_window, qtbot,
+                                                            tmp_path) -> None:
+    edited = GraphDocument.open(str(R18))
+    relu = edited.find("resnetv10_stage3_relu0_fwd")[0]
+    edits.SetAttrEdit((relu,), "act_type", "tanh").apply(edited)
+    other = tmp_path / "edited-symbol.json"
+    other.write_text(edited.to_json())
+    window = make_window(R18)
+    window.push_edit(edits.PrefixAllEdit("sha-"))          # unsaved: compared as it is
+    compare = window.compare_with(str(other))
+    a_pane, b_pane = compare.panes
+    for pane in compare.panes:
+        qtbot.waitUntil(lambda p=pane: p.build is not None and not p.busy_now,
+                        timeout=60000)
+    result = compare.result
+    assert len(result.renamed) == len(window.document.nodes)     # every name prefixed
+    assert len(result.changed) == 1 and not (result.added or result.removed)
+    change = result.changed[0]
+    fill = a_pane.build.node_items[change.a].brush().color().name()
+    assert fill == compare_window.CHANGED
+    assert b_pane.build.node_items[change.b].brush().color().name() == compare_window.CHANGED
+    assert "changed" in a_pane.legend.text() and "removed" in a_pane.legend.text()
+    # the list: the change first; selecting it selects the node on both sides
+    assert compare.list.count() == len(compare.rows) and "act_type" in \
+        compare.list.item(0).text()
+    compare.list.setCurrentRow(0)
+    assert compare.sessions[0].selection.nodes == [change.a]
+    assert compare.sessions[1].selection.nodes == [change.b]
+    # the main window's document, colours and selection are its own
+    assert window.session.insight.metric == "family" and window.selection.nodes == []
+    compare.close()
