@@ -28,6 +28,22 @@ def mlp_copy(tmp_path):
     return tmp_path / "mlp-symbol.json"
 
 
+def mlp_epoch(mlp_symbol: pathlib.Path, folder: pathlib.Path, change) -> pathlib.Path:
+    """Another checkpoint of the example MLP in ``folder``: ``change(arrays)`` edits
+    its ``{"arg:fc1_weight": NDArray, ...}`` in place; returns its symbol path."""
+    import shutil
+
+    import mxnet as mx
+
+    folder.mkdir(exist_ok=True)
+    for name in ("mlp-symbol.json", "mlp-0000.params"):
+        shutil.copy(mlp_symbol.parent / name, folder / name)
+    saved = mx.nd.load(str(folder / "mlp-0000.params"))
+    change(saved)
+    mx.nd.save(str(folder / "mlp-0000.params"), saved)
+    return folder / "mlp-symbol.json"
+
+
 def dead_pid() -> int:
     """The pid of a process that has ended (for files "left by a crashed run")."""
     import subprocess

@@ -47,6 +47,14 @@ def describe(result: diff.GraphDiff, a: GraphDocument, b: GraphDocument
              for i in result.removed]
     rows += [(f"added    {b.nodes[j].name} ({b.nodes[j].op})", None, j)
              for j in result.added]
+    for t in sorted(result.tensors, key=lambda t: -(t.max_abs if t.max_abs is not None
+                                                     else float("inf"))):
+        if t.max_abs == 0:
+            continue
+        what = f"shape {t.shape[0]} → {t.shape[1]}" if t.max_abs is None else \
+            f"max abs {t.max_abs:.4g}, max rel {t.max_rel:.4g}"
+        rows.append((f"tensor   {t.name}: {what}", a.node_named(a.param_renames.get(
+            t.name, t.name)), b.node_named(t.name_b)))
     return rows
 
 
@@ -57,6 +65,8 @@ class CompareWindow(QMainWindow):
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setWindowTitle(f"{titles[0]} \u2194 {titles[1]} - mxexplorer")
         self.result = diff.compare(a, b)
+        if a.params_path and b.params_path:      # two checkpoints: their numbers too
+            diff.compare_params(self.result, a, b, a.params_path, b.params_path)
         self.rows = describe(self.result, a, b)
         holder = QWidget()
         self.sessions = [DocumentSession(doc, settings, holder) for doc in (a, b)]

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QMessageBox
 from mxexplorer.core import edits, onnx_export
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.gui import compare_window
-from tests.conftest import CORPUS, EXAMPLES
+from tests.conftest import CORPUS, EXAMPLES, mlp_epoch
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
 
@@ -71,4 +71,26 @@ def test_compare_with_colours_both_graphs_and_steps_through(make_window, qtbot,
     assert compare.sessions[1].selection.nodes == [change.b]
     # the main window's document, colours and selection are its own
     assert window.session.insight.metric == "family" and window.selection.nodes == []
+    compare.close()
+
+
+def test_compare_with_another_checkpoint_lists_the_tensors_that_moved(make_window, qtbot,
+                                                                      mlp_copy,
+                                                                      tmp_path) -> None:
+    def change(saved) -> None:
+        saved["arg:fc1_weight"] = saved["arg:fc1_weight"] * 2
+
+    other = mlp_epoch(mlp_copy, tmp_path / "epoch2", change)
+    window = make_window(mlp_copy)
+    fc1 = window.document.find("fc1")[0]
+    window.push_edit(edits.RenameNodeEdit(fc1, "first"))   # unsaved: fc1_weight is first_weight
+    compare = window.compare_with(str(other))
+    rows = [text for text, _, _ in compare.rows]
+    tensor_rows = [r for r in rows if r.startswith("tensor")]
+    assert len(tensor_rows) == 1 and "fc1_weight" in tensor_rows[0]
+    k = rows.index(tensor_rows[0])
+    compare.list.setCurrentRow(k)
+    a_node, b_node = compare.sessions[0].selection.nodes, compare.sessions[1].selection.nodes
+    assert compare.sessions[0].document.nodes[a_node[0]].name == "first_weight"
+    assert compare.sessions[1].document.nodes[b_node[0]].name == "fc1_weight"
     compare.close()
