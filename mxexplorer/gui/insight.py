@@ -36,6 +36,9 @@ class Insight(QObject):
         #: their legend as (colour, words)
         self.marks: dict[int, str] = {}
         self.marks_legend: list[tuple[str, str]] = []
+        #: nodes the tree marks in red, and why (an ONNX pre-flight's refusals), until
+        #: the document changes
+        self.flags: dict[int, str] = {}
         self.profile: profile.ProfileResult | None = None
         self._profile_revision = -1
         self._pending_revision = -1
@@ -48,6 +51,10 @@ class Insight(QObject):
     def set_marks(self, marks: dict[int, str], legend: list[tuple[str, str]]) -> None:
         """Colour these nodes these colours (the others plain): metric "marks"."""
         self.marks, self.marks_legend, self.metric = dict(marks), list(legend), "marks"
+        self.colours_changed.emit()
+
+    def set_flags(self, flags: dict[int, str]) -> None:
+        self.flags = dict(flags)
         self.colours_changed.emit()
 
     def set_metric(self, metric: str) -> None:
@@ -120,6 +127,8 @@ class Insight(QObject):
 
     @Slot(object)
     def _on_document_changed(self, change: Any) -> None:
+        if self.flags and getattr(change, "kind", "") != "saved":
+            self.set_flags({})
         if self.profile is not None and self._profile_revision != \
                 self.session.document.revision:
             self.profile_changed.emit()

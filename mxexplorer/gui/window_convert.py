@@ -65,6 +65,9 @@ class WindowConvert:
         self.last_onnx = result
         if isinstance(result, onnx_export.UnsupportedOps):
             if self.session is not None:
+                self.session.insight.set_flags({
+                    i: f"MXNet's ONNX converter has no rule for {op}: cut the graph "
+                       "before this node to export the part before" for i, _, op in result.nodes})
                 self.session.selection.set([i for i, _, _ in result.nodes])
             self.host.show_status("ONNX export: ops without a converter (selected)", 10000)
             self.show_error("Cannot export ONNX", str(result))

@@ -37,8 +37,17 @@ def test_export_onnx_of_an_unsupported_op_selects_it(make_window, qtbot, dialogs
     qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=120000)
     title, text = dialogs.take()[0]
     assert title == "Cannot export ONNX" and "prob1 (SoftmaxActivation)" in text
-    assert window.selection.nodes == window.document.find("prob1")
+    prob1 = window.document.find("prob1")
+    assert window.selection.nodes == prob1
     assert not (tmp_path / "det1.onnx").exists()
+    # the tree marks it in red, saying why, until the graph changes
+    from PySide6.QtCore import Qt
+
+    cell = window.tree.node_rows(prob1[0])[0]
+    assert cell.data(Qt.ItemDataRole.ForegroundRole) is not None
+    assert "no rule for SoftmaxActivation" in cell.data(Qt.ItemDataRole.ToolTipRole)
+    window.push_edit(edits.SetAttrEdit((prob1[0],), "axis", "1"))
+    assert cell.data(Qt.ItemDataRole.ForegroundRole) is None
 
 
 def test_compare_with_colours_both_graphs_and_steps_through(make_window, qtbot,

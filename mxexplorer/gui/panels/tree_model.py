@@ -72,6 +72,8 @@ class InternalsModel(QAbstractItemModel):
         self.stats: GraphStats | None = None
         self.preview: dict[int, bool] = {}
         self.times: dict[int, float] = {}          # ms per iteration, of a fresh profile
+        self.marked: dict[int, str] = {}           # nodes marked in red, and why (not
+        # "flags": a QAbstractItemModel method of that name is called by every view)
         self.bar: tuple[int, dict[int, float], metrics.Scale | None] = (-1, {}, None)
         self.filter_text = ""
         self.filter_regex = False
@@ -299,7 +301,7 @@ class InternalsModel(QAbstractItemModel):
         node_id = rows.node[r]
         node = self.document.nodes[node_id]
         error = self.shapes.error if self.shapes else None
-        culprit = error is not None and error.node == node.name
+        culprit = error is not None and error.node == node.name or node_id in self.marked
         if role == Qt.ItemDataRole.ForegroundRole:
             if culprit and not self.stale:
                 return self.brushes.error
@@ -321,7 +323,7 @@ class InternalsModel(QAbstractItemModel):
             # the whole name first: the column elides long ones
             tips = [str(self.data(index, Qt.ItemDataRole.DisplayRole) or "")]
             if culprit:
-                tips.append(error.message)              # type: ignore[union-attr]
+                tips.append(self.marked.get(node_id) or error.message)  # type: ignore[union-attr]
             if mirrored:
                 tips.append("mirror_stage: recomputed in backward by the memory planner")
             if recompute is not None:
