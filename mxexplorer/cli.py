@@ -150,14 +150,18 @@ def cmd_render(args: argparse.Namespace) -> int:
             raise UserError(f"shape inference stopped at {result.error.one_line()}")
         by_entry = result.by_entry
     graph = drawing.visible_graph(doc, show_params=args.show_params)
+    tree = None
     if args.blocks:
         from mxexplorer.core import blocks
 
         tree = blocks.block_tree(doc, graph)
         graph = blocks.collapse(graph, tree, blocks.default_expansion(tree))
+    from mxexplorer.cli_convert import render_colours
     dpi = (args.dpi or drawing.PNG_DPI) if fmt == "png" else 0
     source = drawing.styled_source(doc, graph, by_entry, legend=not args.no_legend,
-                                   title=args.title, dpi=dpi)
+                                   title=args.title, dpi=dpi,
+                                   **render_colours(args.colour, doc, graph,
+                                                    result if by_entry else None, tree))
     try:
         size = drawing.render_file(source, args.output, time_limit=args.time_limit)
     except drawing.DotTimeout as exc:
@@ -358,6 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "window shows for big graphs)")
     p.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS",
                    help="stop graphviz after this long (300)")
+    p.add_argument("--colour", choices=("memory", "macs", "params"),
+                   help="colour the nodes by this metric on a viridis scale (needs --shape)")
     p.set_defaults(func=cmd_render)
 
     p = sub.add_parser("plan", help="plan mirroring (memonger) to cut training memory")

@@ -84,6 +84,25 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0 if result.same else 1
 
 
+def render_colours(metric: str | None, doc: Any, graph: Any, result: Any,
+                   tree: Any = None) -> dict[str, Any]:
+    """``render --colour``: the fills and legend of ``metric`` for ``graph`` (a closed
+    block: its members' sum); needs the shapes."""
+    from mxexplorer.core.errors import UserError
+
+    if not metric:
+        return {}
+    if result is None:
+        raise UserError(f"--colour {metric} needs the input shapes (--shape NAME=D1,...)")
+    from mxexplorer.core import metrics, stats
+
+    values = metrics.node_values(metric, stats.compute(doc, result))
+    members = {n.id: tree.members(tree.by_id[n.id]) for n in graph.nodes
+               if tree is not None and n.id in tree.by_id}
+    fills, scale = metrics.fills(metric, (n.id for n in graph.nodes), values, members)
+    return {"fills": fills, "key": metrics.key(scale) if scale is not None else None}
+
+
 def _op(doc: Any, i: int) -> str:
     return "variable" if doc.nodes[i].is_variable else doc.nodes[i].op
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
-from mxexplorer.core import opinfo
+from mxexplorer.core import metrics, opinfo
 from mxexplorer.core.document import GraphDocument, NodeKind
 from mxexplorer.core.edits import FORCE_MIRRORING, is_mirror_stage
 from mxexplorer.core.errors import UserError
@@ -256,10 +256,14 @@ def node_style(node: VisNode) -> dict[str, str]:
 
 def styled_source(doc: GraphDocument, graph: VisibleGraph,
                   shapes: Mapping[tuple[int, int], tuple[int, ...]] | None = None,
-                  legend: bool = True, title: str | None = None, dpi: int = 0) -> str:
+                  legend: bool = True, title: str | None = None, dpi: int = 0,
+                  fills: Mapping[int, str] | None = None,
+                  key: Sequence[tuple[str, str]] | None = None) -> str:
     """DOT text for a finished picture: colours, tags, shapes on edges, a legend.
 
     ``shapes`` maps ``(node, output index)`` to a shape (``ShapeResult.by_entry``).
+    ``fills``: each node's fill instead of its family's (colour by metric), explained
+    by ``key``, (colour, words) rows of the legend ("" colour: a heading).
     Node ``id``s in an SVG are ``n<index>``, with the node name as tooltip.
     """
     lines = list(_GRAPH_HEAD)
@@ -270,6 +274,9 @@ def styled_source(doc: GraphDocument, graph: VisibleGraph,
                         "fontsize=14];")
     for n in graph.nodes:
         attrs = node_style(n)
+        if fills is not None and n.id in fills:
+            attrs["fillcolor"] = fills[n.id]
+            attrs["fontcolor"] = f'"{metrics.text_colour(fills[n.id])}"'
         attrs["label"] = node_label(n)
         attrs["id"] = f'"n{n.id}"'
         attrs["tooltip"] = _quote(doc.nodes[n.id].name if n.id < len(doc.nodes)
@@ -289,14 +296,18 @@ def styled_source(doc: GraphDocument, graph: VisibleGraph,
                      f'fontname="{FONT}", fontcolor="#444444"')
         lines.append(f'  n{e.src} -> n{e.dst} [id="e{k}"{extra}];')
     if legend:
-        lines.extend(_legend(graph))
+        lines.extend(_legend(graph, key))
     lines.append("}")
     return "\n".join(lines)
 
 
-def _legend(graph: VisibleGraph) -> list[str]:
+def _legend(graph: VisibleGraph, key: Sequence[tuple[str, str]] | None = None) -> list[str]:
     rows = []
-    for family in graph.families():
+    for colour, words in key or ():
+        cell = f'<td bgcolor="{colour}" border="1" color="#777777" width="18"></td>' \
+            if colour else "<td></td>"
+        rows.append(f'<tr>{cell}<td align="left">{_html(words)}</td></tr>')
+    for family in graph.families() if key is None else ():
         fill, border = FAMILY_COLOURS[family]
         rows.append(f'<tr><td bgcolor="{fill}" border="1" color="{border}" width="18"></td>'
                     f'<td align="left">{_html(FAMILY_NAMES[family])}</td></tr>')

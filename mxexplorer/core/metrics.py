@@ -131,6 +131,26 @@ def node_values(metric: str, st: GraphStats | None,
     return {i: get(ns) for i, ns in st.per_node.items() if ns.counted or metric == "params"}
 
 
+def fills(metric: str, drawn: Iterable[int], values: Mapping[int, float],
+          members: Mapping[int, Iterable[int]] | None = None
+          ) -> tuple[dict[int, str], Scale | None]:
+    """The fill of every ``drawn`` node (a block: its ``members``' sum) for ``metric``,
+    and the scale over what is drawn (None when nothing has a value: all grey)."""
+    ids = list(drawn)
+    summed = block_values(values, members or {})
+    shown = {i: summed[i] for i in ids if i in summed}
+    scale = scale_for(metric, shown.values())
+    if scale is None:
+        return {i: NO_VALUE for i in ids}, None
+    return {i: scale.colour(shown.get(i)) for i in ids}, scale
+
+
+def key(scale: Scale) -> list[tuple[str, str]]:
+    """A picture's legend for ``scale``: (colour, words) rows, the title first."""
+    return [("", scale.title)] + [(viridis(pos), text) for pos, text in scale.ticks()] + \
+        [(NO_VALUE, "no value")]
+
+
 def block_values(values: Mapping[int, float], members: Mapping[int, Iterable[int]]
                  ) -> dict[int, float]:
     """``values`` with every block (a drawn id standing for ``members``) given the sum

@@ -190,3 +190,19 @@ def test_read_array_reads_what_mxnet_wrote_in_every_dense_dtype(tmp_path) -> Non
     for info in params_file.read_params_index(path):
         np.testing.assert_array_equal(params_file.read_array(path, info),
                                       arrays[f"arg:{info.name}"])
+
+
+def test_render_colours_the_picture_by_a_metric(tmp_path, capsys) -> None:
+    out = tmp_path / "r18.svg"
+    assert main(["render", RESNET, "-o", str(out), "--shape", "data=1,3,64,64",
+                 "--colour", "memory"]) == 0
+    svg = out.read_text()
+    doc = GraphDocument.open(RESNET)
+    values = metrics.node_values("memory", stats.analyze(doc.snapshot(), SMALL).stats)
+    conv0 = doc.find("resnetv10_conv0_fwd")[0]
+    fills, scale = metrics.fills("memory", values, values)
+    assert scale is not None and fills[conv0] == metrics.viridis(1.0)     # the biggest
+    assert metrics.viridis(1.0) in svg and "Activation memory (bytes, log scale)" in svg
+    assert "no value" in svg and "convolution" not in svg.split("Legend")[-1]
+    assert main(["render", RESNET, "-o", str(out), "--colour", "macs"]) == 2
+    assert "--colour macs needs the input shapes" in capsys.readouterr().err

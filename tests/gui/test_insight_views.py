@@ -57,6 +57,10 @@ def test_colour_by_memory_paints_graph_legend_and_tree_bars_alike(inferred, qtbo
     share, colour = index.data(BAR_ROLE)
     assert colour == _fill(pane, convs[2]) and 0 < share <= 1
     assert index.siblingAtColumn(BAR_COLUMNS["macs"]).data(BAR_ROLE) is None
+    # an exported picture carries the same colours and the scale as its legend
+    source = pane.export_source()
+    assert f'fillcolor="{_fill(pane, biggest)}"' in source
+    assert "Activation memory (bytes, log scale)" in source
     # MACs: the biggest convolution is the brightest node
     box.setCurrentIndex(box.findData("macs"))
     macs = session.insight.values()

@@ -25,12 +25,19 @@ def fills_for(graph: drawing.VisibleGraph, insight: Any, blocks: BlockState
     if metric == "marks":
         return {n.id: insight.marks.get(n.id, PLAIN_FILL) for n in graph.nodes}, None
     members = {n.id: blocks.members(n.id) for n in graph.nodes if blocks.key_of(n.id)}
-    values = metrics.block_values(insight.values(), members)
-    shown = {n.id: values[n.id] for n in graph.nodes if n.id in values}
-    scale = metrics.scale_for(metric, shown.values())
-    if scale is None:
-        return {n.id: metrics.NO_VALUE for n in graph.nodes}, None
-    return {i: scale.colour(v) for i, v in shown.items()}, scale
+    return metrics.fills(metric, (n.id for n in graph.nodes), insight.values(), members)
+
+
+def export_colours(graph: drawing.VisibleGraph, insight: Any) -> dict[str, Any]:
+    """``styled_source``'s fills and key for an exported picture of ``graph``: the
+    chosen metric's colours and scale, or nothing (op families)."""
+    fills, scale = fills_for(graph, insight, BlockState())
+    if fills is None:
+        return {}
+    if insight.metric == "marks":
+        return {"fills": fills, "key": insight.marks_legend}
+    return {"fills": fills, "key": metrics.key(scale) if scale is not None else
+            [(metrics.NO_VALUE, insight.missing() or "no value")]}
 
 
 def colour_graph(build: SceneBuild | None, graph: drawing.VisibleGraph | None, insight: Any,

@@ -23,7 +23,7 @@ from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.panels.graph_blocks import BlockState
-from mxexplorer.gui.panels.graph_colour import colour_graph
+from mxexplorer.gui.panels.graph_colour import colour_graph, export_colours
 from mxexplorer.gui.panels.graph_export import GraphExporter
 from mxexplorer.gui.panels.graph_layouter import SceneLayouter
 from mxexplorer.gui.panels.graph_legend import GraphLegend
@@ -467,8 +467,9 @@ class GraphPane(SessionPanel):
         graph = drawing.visible_graph(self.document, self.show_params)
         result = self.session.fresh_shapes()
         shapes = result.by_entry if result is not None else None
-        return drawing.styled_source(self.document, graph, shapes,
-                                     legend=self.legend_button.isChecked(), dpi=dpi)
+        return drawing.styled_source(self.document, graph, shapes, dpi=dpi,
+                                     legend=self.legend_button.isChecked(),
+                                     **export_colours(graph, self.session.insight))
 
     def export_dialog(self) -> None:
         self.exporter.ask(self.document.path)
