@@ -144,6 +144,9 @@ def run(graph_json: str, shapes: Mapping[str, Shape], op_nodes: list[tuple[int, 
     it in a child (:func:`mxexplorer.core.isolated.call`): it sets MXNet's environment
     before importing MXNet, which only a fresh process allows."""
     token = token or CancelToken()
+    if iterations < 1 or warmup < 0:
+        raise UserError(f"profile at least one iteration (asked {iterations}, warm-up "
+                        f"{warmup})")
     for key, value in PROFILE_ENV.items():
         os.environ[key] = value
     from mxexplorer.core.memplan import _failure

@@ -121,6 +121,8 @@ def test_cli_profile_prints_json_and_a_bad_shape_is_one_line(capsys) -> None:
     assert err.startswith("mxexplorer: error:") and len(err.strip().splitlines()) == 1
     with pytest.raises(UserError):
         profile.profile(GraphDocument.open(RESNET).snapshot(), {"data": (1, 3, 32)})
+    assert main(["profile", RESNET, "--shape", "data=1,3,32,32", "--iterations", "0"]) == 2
+    assert "at least one iteration" in capsys.readouterr().err
 
 
 # --------------------------------------------------------- checkpoint values
