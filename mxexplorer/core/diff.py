@@ -182,12 +182,11 @@ def compare_params(diff: GraphDiff, a: GraphDocument, b: GraphDocument, path_a: 
     index_a = {p.name: p for p in params_file.read_params_index(path_a)}
     index_b = {p.name: p for p in params_file.read_params_index(path_b)}
     rename = {a.nodes[i].name: b.nodes[j].name for i, j in diff.pairs.items()}
-    in_b = {new: old for old, new in b.param_renames.items()}     # unsaved renames
     seen_b = set()
     for name, info in index_a.items():
         now = a.param_renames.get(name, name)
         target = rename.get(now, now)
-        other = index_b.get(in_b.get(target, target)) or index_b.get(name)
+        other = index_b.get(b.file_key(target)) or index_b.get(name)
         if other is None:
             diff.tensors_only_a.append(name)
             continue

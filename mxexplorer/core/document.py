@@ -367,6 +367,18 @@ class GraphDocument:
         found: dict[str, int] = self._cached("by_name", build)
         return found.get(name)
 
+    def operators(self) -> list[tuple[int, str, str]]:
+        """(node, name, op as MXNet names it) of every operator in graph order: what
+        MXNet's profiler and its ONNX converter know the nodes by."""
+        return [(i, self.nodes[i].name, opinfo.canonical_op(self.nodes[i].op))
+                for i in self.order() if not self.nodes[i].is_variable]
+
+    def file_key(self, name: str) -> str:
+        """The checkpoint's key for the parameter now called ``name`` (unsaved renames
+        followed back)."""
+        back = {new: old for old, new in self.param_renames.items()}
+        return back.get(name, name)
+
     def find(self, name: str) -> list[int]:
         return [i for i, n in enumerate(self.nodes) if n.name == name]
 

@@ -421,14 +421,6 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     return ExportReport(out_path, opset, weights, tuple(fixes), result, len(blob))
 
 
-def op_nodes(doc: Any) -> list[tuple[int, str, str]]:
-    """(node, name, op as MXNet writes it) of every operator in graph order."""
-    from mxexplorer.core import opinfo
-
-    return [(i, doc.nodes[i].name, opinfo.canonical_op(doc.nodes[i].op))
-            for i in doc.order() if not doc.nodes[i].is_variable]
-
-
 def export_snapshot(snap: Any, shapes: Mapping[str, Shape], out_path: str,
                     opset: int = DEFAULT_OPSET, check: bool = False,
                     inputs: str | None = None, progress: Progress = no_progress,
@@ -438,7 +430,7 @@ def export_snapshot(snap: Any, shapes: Mapping[str, Shape], out_path: str,
     from mxexplorer.core import isolated
     from mxexplorer.core.document import GraphDocument
 
-    nodes = op_nodes(GraphDocument.from_snapshot(snap))
+    nodes = GraphDocument.from_snapshot(snap).operators()
     report: ExportReport = isolated.call(
         export, snap.json, dict(shapes), out_path, nodes, snap.params_path,
         dict(snap.param_renames), opset, check, inputs, progress=progress, token=token,

@@ -205,14 +205,6 @@ def run(graph_json: str, shapes: Mapping[str, Shape], op_nodes: list[tuple[int, 
                          tuple(sorted(PROFILE_ENV.items())))
 
 
-def op_nodes(doc: Any) -> list[tuple[int, str]]:
-    """(node, the op name MXNet's profiler uses) for every operator, in graph order."""
-    from mxexplorer.core import opinfo
-
-    return [(i, opinfo.canonical_op(doc.nodes[i].op)) for i in doc.order()
-            if not doc.nodes[i].is_variable]
-
-
 def profile(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
             iterations: int = 3, progress: Progress = no_progress,
             token: CancelToken | None = None) -> ProfileResult:
@@ -220,7 +212,7 @@ def profile(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     from mxexplorer.core import isolated
     from mxexplorer.core.document import GraphDocument
 
-    nodes = op_nodes(GraphDocument.from_snapshot(snap))
+    nodes = [(i, op) for i, _, op in GraphDocument.from_snapshot(snap).operators()]
     result: ProfileResult = isolated.call(run, snap.json, dict(shapes), nodes, ctx,
                                           iterations=iterations, progress=progress,
                                           token=token, what="profiling")

@@ -81,7 +81,7 @@ def test_without_the_fix_gamma_fix_the_outputs_differ(tmp_path) -> None:
     a fix_gamma BatchNorm): exported as MXNet's converter does (the stored gamma), the
     embedding is wrong without any error."""
     doc = GraphDocument.open(str(CORPUS / CORPUS_CASES[0][0]))
-    nodes = onnx_export.op_nodes(doc)
+    nodes = doc.operators()
     broken = onnx_export.export(doc.to_json(), {"data": (1, 3, 112, 112)},
                                 str(tmp_path / "b.onnx"), nodes, check=True,
                                 fix_gamma=False)

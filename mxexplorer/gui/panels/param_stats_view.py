@@ -85,8 +85,7 @@ class ParamStatsView(QWidget):
                 picked += [node] if kinds[node] in learned else []
             else:
                 picked += [s for s, _, _ in doc.nodes[node].inputs if kinds[s] in learned]
-        in_file = {new: old for old, new in doc.param_renames.items()}
-        return [(doc.nodes[i].name, in_file.get(doc.nodes[i].name, doc.nodes[i].name))
+        return [(doc.nodes[i].name, doc.file_key(doc.nodes[i].name))
                 for i in picked[:MAX_TENSORS]]
 
     @Slot(list)
