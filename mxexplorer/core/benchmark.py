@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from mxexplorer.core.errors import UserError
-from mxexplorer.core.mxnet_env import context, import_mxnet, parse_device
+from mxexplorer.core.mxnet_env import context, import_mxnet, mxnet_errors, parse_device
 from mxexplorer.core.progress import CancelToken, Progress, no_progress
 from mxexplorer.core.shapes import Shape, check_allocatable
 
@@ -155,6 +155,17 @@ def _gpu_free(mx: Any, spec: str) -> int | None:
         return None
 
 
+def fill_for_timing(mx: Any, exe: Any, shapes: Mapping[str, Shape], dev: Any) -> list[Any]:
+    """Values a timed run can use (inputs in [-1, 1], small weights, unit auxiliary
+    states) in a bound executor; returns head gradients of ones for backward."""
+    for name, arr in exe.arg_dict.items():
+        bound = 1.0 if name in shapes else 0.05
+        arr[:] = mx.random.uniform(-bound, bound, arr.shape, ctx=dev)
+    for arr in exe.aux_dict.values():
+        arr[:] = 1.0
+    return [mx.nd.ones(o.shape, ctx=dev) for o in exe.outputs]
+
+
 def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: str = "graph",
         warmup: int = 2, repeats: int = 5, dtype: str = "float32",
         progress: Progress = no_progress, token: CancelToken | None = None,
@@ -162,7 +173,7 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: s
     """Bind ``graph_json`` for training and time it; ``step`` offsets progress when
     several graphs are timed in one job."""
     from mxexplorer.core import gpu
-    from mxexplorer.core.memplan import _failure, parse_total_mb
+    from mxexplorer.core.memplan import parse_total_mb
 
     token = token or CancelToken()
     on_gpu = parse_device(ctx)[0] == "gpu"
@@ -175,10 +186,8 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: s
     free_before = _gpu_free(mx, ctx)
     context_mb = (untouched - free_before) / 2**20 \
         if untouched is not None and free_before is not None else None
-    try:
+    with mxnet_errors(f"{label}: MXNet cannot load the graph"):
         sym = mx.sym.load_json(graph_json)
-    except Exception as exc:  # noqa: BLE001
-        raise UserError(f"{label}: MXNet cannot load the graph: {_failure(exc)}") from None
     internals = sym.get_internals()
     try:
         _, out_shapes, _ = internals.infer_shape_partial(**shapes)
@@ -187,24 +196,14 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: s
     if out_shapes:
         check_allocatable(internals.list_outputs(), [tuple(s) if s else None
                                                      for s in out_shapes], "the benchmark")
-    try:
+    with mxnet_errors(f"{label}: MXNet cannot bind the graph"):
         exe = sym.simple_bind(dev, grad_req="write",
                               type_dict={k: dtype for k in shapes}, **shapes)
-    except Exception as exc:  # noqa: BLE001
-        raise UserError(f"{label}: MXNet cannot bind the graph: {_failure(exc)}") from None
     try:
         planned = parse_total_mb(exe.debug_str())
     except UserError:
         planned = None
-    rng = mx.random
-    for name, arr in exe.arg_dict.items():
-        if name in shapes:
-            arr[:] = rng.uniform(-1, 1, arr.shape, ctx=dev)
-        else:
-            arr[:] = rng.uniform(-0.05, 0.05, arr.shape, ctx=dev)
-    for arr in exe.aux_dict.values():
-        arr[:] = 1.0
-    head_grads = [mx.nd.ones(o.shape, ctx=dev) for o in exe.outputs]
+    head_grads = fill_for_timing(mx, exe, shapes, dev)
     done, total = step
     per_graph = 2 * (warmup + repeats)
     count = 0
@@ -216,30 +215,25 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: s
         progress(done * per_graph + count, total * per_graph, f"{label}: {what}")
 
     try:
-        train: list[float] = []
-        for k in range(warmup + repeats):
-            start = time.perf_counter()
-            exe.forward(is_train=True)
-            exe.backward(head_grads)
-            mx.nd.waitall()
-            if k >= warmup:
-                train.append(time.perf_counter() - start)
-            tick("training")
-        free_during = _gpu_free(mx, ctx)
-        infer: list[float] = []
-        for k in range(warmup + repeats):
-            start = time.perf_counter()
-            exe.forward(is_train=False)
-            mx.nd.waitall()
-            if k >= warmup:
-                infer.append(time.perf_counter() - start)
-            tick("inference")
-    except UserError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - out of memory and friends
-        if type(exc).__name__ == "Cancelled":
-            raise
-        raise UserError(f"{label}: {_failure(exc)}") from None
+        with mxnet_errors(label):
+            train: list[float] = []
+            for k in range(warmup + repeats):
+                start = time.perf_counter()
+                exe.forward(is_train=True)
+                exe.backward(head_grads)
+                mx.nd.waitall()
+                if k >= warmup:
+                    train.append(time.perf_counter() - start)
+                tick("training")
+            free_during = _gpu_free(mx, ctx)
+            infer: list[float] = []
+            for k in range(warmup + repeats):
+                start = time.perf_counter()
+                exe.forward(is_train=False)
+                mx.nd.waitall()
+                if k >= warmup:
+                    infer.append(time.perf_counter() - start)
+                tick("inference")
     finally:
         del exe
     used = None

@@ -35,6 +35,7 @@ from mxexplorer.core.document import GraphDocument, GraphSnapshot, NodeKind
 from mxexplorer.core.edits import FORCE_MIRRORING, MIRROR_STAGE
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import context, import_mxnet
+from mxexplorer.core.mxnet_env import failure as _failure
 from mxexplorer.core.progress import CancelToken, Progress, no_progress
 from mxexplorer.core.shapes import Shape, check_allocatable, infer_document
 from mxexplorer.core.stats import float32_bytes
@@ -402,16 +403,6 @@ def parse_total_mb(debug_str: str) -> float:
     if match is None:
         raise UserError("MXNet's executor report has no 'Total N MB allocated' line")
     return float(match.group(1))
-
-
-def _failure(exc: BaseException) -> str:
-    text = str(exc).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()
-             and not ln.strip().startswith(("Stack trace", "[bt]", "File "))]
-    reason = lines[0] if lines else type(exc).__name__
-    if "out of memory" in text.lower():
-        reason = "out of memory"
-    return reason[:200]
 
 
 # ------------------------------------------------------------------ search

@@ -8,6 +8,7 @@ Must not import Qt.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import importlib
@@ -18,7 +19,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterator
 
 from mxexplorer.core.errors import MXNetMissingError, UserError
 
@@ -215,3 +216,29 @@ def context(spec: str, mirrored: bool = False) -> Any:
         have = "no GPU" if count == 0 else f"only {count} GPU(s)"
         raise UserError(f"gpu:{index} is not available: MXNet sees {have} on this machine")
     return mx.gpu(index)
+
+
+def failure(exc: BaseException) -> str:
+    """MXNet's exception as one line: the first line of its message without the C++
+    stack trace ("out of memory" whatever the allocator said around it)."""
+    text = str(exc).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()
+             and not ln.strip().startswith(("Stack trace", "[bt]", "File "))]
+    reason = lines[0] if lines else type(exc).__name__
+    if "out of memory" in text.lower():
+        reason = "out of memory"
+    return reason[:200]
+
+
+@contextlib.contextmanager
+def mxnet_errors(what: str) -> Iterator[None]:
+    """Anything MXNet raises inside becomes one :class:`UserError` line, ``what: why``;
+    a UserError or a cancellation passes through as it is."""
+    try:
+        yield
+    except UserError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - out of memory and friends
+        if type(exc).__name__ == "Cancelled":
+            raise
+        raise UserError(f"{what}: {failure(exc)}") from None

@@ -201,6 +201,14 @@ def _params(mx: Any, sym: Any, shapes: Mapping[str, Shape], path: str | None,
     return out, "random trained-looking weights (no checkpoint)"
 
 
+def _fixed(names: list[str], what: str) -> list[str]:
+    """The report's sentence for one kind of fix: how many, the first names, what."""
+    if not names:
+        return []
+    more = ", ..." if len(names) > 3 else ""
+    return [f"{len(names)} {what.format(names=', '.join(names[:3]) + more)}"]
+
+
 def _fix_flatten(graph: dict[str, Any]) -> list[str]:
     """FullyConnected without a ``flatten`` attribute given ``flatten=True``, MXNet's
     default: the converter reads a missing attribute as False and multiplies a 4-D
@@ -212,11 +220,8 @@ def _fix_flatten(graph: dict[str, Any]) -> list[str]:
             if "flatten" not in attrs:
                 attrs["flatten"] = "True"
                 fixed.append(node["name"])
-    if not fixed:
-        return []
-    return [f"{len(fixed)} FullyConnected node(s) ({', '.join(fixed[:3])}"
-            f"{', ...' if len(fixed) > 3 else ''}) given flatten=True, MXNet's default "
-            "(the converter reads the missing attribute as False)"]
+    return _fixed(fixed, "FullyConnected node(s) ({names}) given flatten=True, MXNet's "
+                         "default (the converter reads the missing attribute as False)")
 
 
 def _fix_gamma(graph: dict[str, Any], params: dict[str, Any], mx: Any) -> list[str]:
@@ -233,11 +238,9 @@ def _fix_gamma(graph: dict[str, Any], params: dict[str, Any], mx: Any) -> list[s
         if gamma in params and float(mx.nd.abs(params[gamma] - 1).max().asscalar()) > 0:
             params[gamma] = mx.nd.ones_like(params[gamma])
             fixed.append(node["name"])
-    if not fixed:
-        return []
-    return [f"{len(fixed)} BatchNorm node(s) with fix_gamma=True ({', '.join(fixed[:3])}"
-            f"{', ...' if len(fixed) > 3 else ''}) exported with gamma 1, the value MXNet "
-            "computes with (the converter would export the stored gamma)"]
+    return _fixed(fixed, "BatchNorm node(s) with fix_gamma=True ({names}) exported with "
+                         "gamma 1, the value MXNet computes with (the converter would "
+                         "export the stored gamma)")
 
 
 def _inputs(mx: Any, shapes: Mapping[str, Shape], given: str | None) -> tuple[dict[str, Any],
@@ -323,11 +326,8 @@ def _fix_prelu(onnx: Any, model: Any) -> list[str]:
                     for d in value.shape:
                         dims.add().dim_value = int(d)
             fixed.append(node.name)
-    if not fixed:
-        return []
-    return [f"{len(fixed)} PRelu slope(s) ({', '.join(fixed[:3])}"
-            f"{', ...' if len(fixed) > 3 else ''}) reshaped from (C,) to (C, 1, 1), the "
-            "per-channel broadcast MXNet does (onnxruntime refused them)"]
+    return _fixed(fixed, "PRelu slope(s) ({names}) reshaped from (C,) to (C, 1, 1), the "
+                         "per-channel broadcast MXNet does (onnxruntime refused them)")
 
 
 def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
@@ -354,21 +354,17 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     onnx = load_onnx()
     from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
 
-    from mxexplorer.core.memplan import _failure
-    from mxexplorer.core.mxnet_env import import_mxnet
+    from mxexplorer.core.mxnet_env import failure, import_mxnet, mxnet_errors
     from mxexplorer.core.symbol_io import write_atomic
 
     mx = import_mxnet()
     graph = json.loads(graph_json)
     fixes = _fix_flatten(graph)
-    sym = mx.sym.load_json(json.dumps(graph))
+    with mxnet_errors("MXNet cannot load the graph"):
+        sym = mx.sym.load_json(json.dumps(graph))
     shapes = {k: tuple(v) for k, v in shapes.items()}
-    try:
+    with mxnet_errors("the weights cannot be read"):
         params, weights = _params(mx, sym, shapes, params_path, renames or {})
-    except UserError:
-        raise
-    except Exception as exc:  # noqa: BLE001
-        raise UserError(f"the weights cannot be read: {_failure(exc)}") from None
     if fix_gamma:                     # off only to show the fault (a test does)
         fixes += _fix_gamma(graph, params, mx)
     token.check()
@@ -387,7 +383,7 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - the converter's own errors, in one line
         raise UserError(f"MXNet's ONNX converter failed: {type(exc).__name__}: "
-                        f"{_failure(exc)}") from None
+                        f"{failure(exc)}") from None
     blob = model.SerializeToString()
     write_atomic(out_path, blob)
     report = ExportReport(out_path, opset, weights, tuple(fixes), None, len(blob))
@@ -396,27 +392,25 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     token.check()
     progress(2, 4, "running MXNet")
     feed, where = _inputs(mx, {n: shapes[n] for n in data_names}, inputs)
-    exe = sym.simple_bind(mx.cpu(), grad_req="null", **{n: shapes[n] for n in data_names})
-    for name, arr in list(exe.arg_dict.items()) + list(exe.aux_dict.items()):
-        if name in feed:
-            arr[:] = feed[name]
-        elif name in params:
-            arr[:] = params[name].astype(arr.dtype)
-    mx_out = [o.asnumpy() for o in exe.forward(is_train=False)]
+    with mxnet_errors("MXNet cannot run the graph"):
+        exe = sym.simple_bind(mx.cpu(), grad_req="null", **{n: shapes[n] for n in data_names})
+        for name, arr in list(exe.arg_dict.items()) + list(exe.aux_dict.items()):
+            if name in feed:
+                arr[:] = feed[name]
+            elif name in params:
+                arr[:] = params[name].astype(arr.dtype)
+        mx_out = [o.asnumpy() for o in exe.forward(is_train=False)]
     progress(3, 4, "running onnxruntime")
     try:
         import onnxruntime as ort
     except ImportError:
         raise UserError("--check needs onnxruntime: pip install --no-deps onnxruntime=="
                         f"{ONNX_PINS['onnxruntime']} (see the README)") from None
-    try:
+    with mxnet_errors("onnxruntime cannot run the exported model"):
         session = ort.InferenceSession(blob, providers=["CPUExecutionProvider"])
         names = [o.name for o in session.get_outputs()]
         ort_out = dict(zip(names, session.run(None, {i.name: feed[i.name]
                                                     for i in session.get_inputs()})))
-    except Exception as exc:  # noqa: BLE001
-        raise UserError(f"onnxruntime cannot run the exported model: {_failure(exc)}") \
-            from None
     result = _compare(sym.list_outputs(), mx_out, ort_out, tolerance, where)
     return ExportReport(out_path, opset, weights, tuple(fixes), result, len(blob))
 

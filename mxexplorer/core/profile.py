@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -149,20 +150,15 @@ def run(graph_json: str, shapes: Mapping[str, Shape], op_nodes: list[tuple[int, 
                         f"{warmup})")
     for key, value in PROFILE_ENV.items():
         os.environ[key] = value
-    from mxexplorer.core.memplan import _failure
-    from mxexplorer.core.mxnet_env import context, import_mxnet
+    from mxexplorer.core.benchmark import fill_for_timing
+    from mxexplorer.core.mxnet_env import context, import_mxnet, mxnet_errors
 
     mx = import_mxnet()
     dev = context(ctx, False)
-    try:
+    with mxnet_errors("MXNet cannot bind the graph for profiling"):
         sym = mx.sym.load_json(graph_json)
         exe = sym.simple_bind(dev, grad_req="write", **{k: tuple(v) for k, v in shapes.items()})
-    except Exception as exc:  # noqa: BLE001
-        raise UserError(f"MXNet cannot bind the graph for profiling: {_failure(exc)}") from None
-    for name, arr in exe.arg_dict.items():
-        arr[:] = mx.random.uniform(-1 if name in shapes else -0.05,
-                                   1 if name in shapes else 0.05, arr.shape, ctx=dev)
-    heads = [mx.nd.ones(o.shape, ctx=dev) for o in exe.outputs]
+    heads = fill_for_timing(mx, exe, shapes, dev)
     total = warmup + 3 * iterations
 
     def step(train: bool, k: int) -> float:
@@ -175,34 +171,26 @@ def run(graph_json: str, shapes: Mapping[str, Shape], op_nodes: list[tuple[int, 
         mx.nd.waitall()
         return (time.perf_counter() - start) * 1000.0
 
-    try:
+    with mxnet_errors("profiling failed"):
         for k in range(warmup):
             step(True, k)
-        plain = sorted(step(True, warmup + k) for k in range(iterations))
-        forward_plain = sorted(step(False, warmup + iterations + k) for k in range(iterations))
+        plain = [step(True, warmup + k) for k in range(iterations)]
+        forward_plain = [step(False, warmup + iterations + k) for k in range(iterations)]
         with tempfile.TemporaryDirectory(prefix="mxexplorer-profile-") as folder:
             trace_path = os.path.join(folder, "trace.json")
             mx.profiler.set_config(profile_all=True, aggregate_stats=False,
                                    filename=trace_path)
             mx.profiler.set_state("run")
-            profiled = sorted(step(True, warmup + 2 * iterations + k)
-                              for k in range(iterations))
+            profiled = [step(True, warmup + 2 * iterations + k) for k in range(iterations)]
             mx.profiler.set_state("stop")
             mx.profiler.dump()
             with open(trace_path, encoding="utf-8") as fh:
                 trace = json.load(fh)
-    except UserError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - out of memory and friends
-        if type(exc).__name__ == "Cancelled":
-            raise
-        raise UserError(f"profiling failed: {_failure(exc)}") from None
     forward, backward, by_type, unmatched = attribute(operator_runs(trace), op_nodes,
                                                       iterations)
     return ProfileResult(ctx, iterations, forward, backward, by_type, unmatched,
-                         profiled[len(profiled) // 2], plain[len(plain) // 2],
-                         forward_plain[len(forward_plain) // 2],
-                         tuple(sorted(PROFILE_ENV.items())))
+                         statistics.median(profiled), statistics.median(plain),
+                         statistics.median(forward_plain), tuple(sorted(PROFILE_ENV.items())))
 
 
 def profile(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
