@@ -2,8 +2,9 @@
 coloured in both, and a list of the differences to step through.
 
 Each side is a private session over a copy (the document in the main window is never
-touched, nor its colours or selection); the matching is :mod:`mxexplorer.core.diff`.
-Selecting a difference selects (and centres) its node in both graphs.
+touched, nor its colours or selection); the matching is :mod:`mxexplorer.core.diff`,
+worked out on a worker before the window opens (:func:`compare_files`).  Selecting a
+difference selects (and centres) its node in both graphs.
 """
 from __future__ import annotations
 
@@ -30,6 +31,18 @@ from mxexplorer.gui.settings import Settings
 CHANGED, ADDED, REMOVED, RENAMED = "#f5a623", "#7ed321", "#e8675c", "#8fb8e8"
 LEGEND_A = [(CHANGED, "changed"), (RENAMED, "renamed"), (REMOVED, "only here (removed)")]
 LEGEND_B = [(CHANGED, "changed"), (RENAMED, "renamed"), (ADDED, "only here (added)")]
+
+
+def compare_files(snap: Any, path: str, progress: Any = None, token: Any = None
+                  ) -> tuple[GraphDocument, GraphDocument, diff.GraphDiff]:
+    """A worker's job: the snapshot's document against the file at ``path``, and their
+    checkpoints when both have one (read whole: seconds for big ones)."""
+    other = GraphDocument.open(path)
+    mine = GraphDocument.from_snapshot(snap)
+    result = diff.compare(mine, other)
+    if mine.params_path and other.params_path:
+        diff.compare_params(result, mine, other, mine.params_path, other.params_path)
+    return mine, other, result
 
 
 def describe(result: diff.GraphDiff, a: GraphDocument, b: GraphDocument
@@ -59,17 +72,15 @@ def describe(result: diff.GraphDiff, a: GraphDocument, b: GraphDocument
 
 
 class CompareWindow(QMainWindow):
-    def __init__(self, a: GraphDocument, b: GraphDocument, settings: Settings,
-                 titles: tuple[str, str], parent: QWidget | None = None) -> None:
+    def __init__(self, a: GraphDocument, b: GraphDocument, result: diff.GraphDiff,
+                 settings: Settings, titles: tuple[str, str],
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setWindowTitle(f"{titles[0]} \u2194 {titles[1]} - mxexplorer")
-        self.result = diff.compare(a, b)
-        if a.params_path and b.params_path:      # two checkpoints: their numbers too
-            diff.compare_params(self.result, a, b, a.params_path, b.params_path)
+        self.result = result
         self.rows = describe(self.result, a, b)
-        holder = QWidget()
-        self.sessions = [DocumentSession(doc, settings, holder) for doc in (a, b)]
+        self.sessions = [DocumentSession(doc, settings, self) for doc in (a, b)]
         host = WidgetHost(self, self.statusBar())
         self.panes = [GraphPane(s, settings, host) for s in self.sessions]
         for session, pane, legend in zip(self.sessions, self.panes, (LEGEND_A, LEGEND_B)):
@@ -101,7 +112,6 @@ class CompareWindow(QMainWindow):
         split.addWidget(bottom)
         split.setSizes([600, 180])
         self.setCentralWidget(split)
-        self._holder = holder
         self.resize(1400, 860)
 
     def _marks(self, side_a: bool) -> dict[int, str]:

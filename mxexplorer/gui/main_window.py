@@ -93,6 +93,7 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         self.settings = settings or Settings()
         self.session: DocumentSession | None = None
         self.host = WidgetHost(self, self.statusBar())
+        self.compare_windows: list[Any] = []        # File > Compare With... windows open
         self.tree: InternalsPanel | None = None
         self.inspector: AttributePanel | None = None
         self.shape_form: ShapeFormPanel | None = None

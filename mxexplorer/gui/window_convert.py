@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from mxexplorer.core import onnx_export
-from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
+from mxexplorer.gui.compare_window import CompareWindow, compare_files
 from mxexplorer.gui.workers import JobSlot
 
 if TYPE_CHECKING:
@@ -29,8 +29,10 @@ def _export_job(snap: Any, shapes: Any, path: str, progress: Any, token: Any) ->
 
 class WindowConvert:
     onnx_job: JobSlot | None = None
+    compare_job: JobSlot | None = None
     last_onnx: Any = None
-    compare_windows: list[Any]
+    compare_windows: list[Any]             # set by MainWindow.__init__
+    _compare_titles = ("", "")
 
     def export_onnx(self: MainWindow, path: str | None = None) -> None:
         """Export the document to ONNX (its checkpoint, else trained-looking random
@@ -78,30 +80,33 @@ class WindowConvert:
         box = QMessageBox.information if agree else QMessageBox.warning
         box(self, "ONNX export", "\n".join(lines))
 
-    def compare_with(self: MainWindow, path: str | None = None) -> Any:
-        """Open a window comparing this document (as it is now) with another file."""
-        from mxexplorer.gui.compare_window import CompareWindow
-
+    def compare_with(self: MainWindow, path: str | None = None) -> None:
+        """Compare this document (as it is now) with another file: the matching runs
+        on a worker, then a :class:`CompareWindow` opens (``compare_windows``)."""
         if self.session is None:
-            return None
+            return
         if path is None:
             path, _ = QFileDialog.getOpenFileName(
                 self, "Compare with", os.path.dirname(self.document.path or ""),
                 "MXNet symbol (*.json);;All files (*)")
             if not path:
-                return None
-        try:
-            other = GraphDocument.open(path)
-        except UserError as exc:
-            self.show_error("Cannot compare", str(exc))
-            return None
-        mine = GraphDocument.from_snapshot(self.session.document.snapshot())
-        title = os.path.basename(self.document.path or "this graph")
-        window = CompareWindow(mine, other, self.settings, (title, os.path.basename(path)))
-        if not hasattr(self, "compare_windows"):
-            self.compare_windows = []
+                return
+        if self.compare_job is None:
+            self.compare_job = JobSlot(self)
+            self.compare_job.finished.connect(self._on_compared)
+            self.compare_job.failed.connect(
+                lambda message: self.show_error("Cannot compare", message))
+        self.host.show_status(f"Comparing with {os.path.basename(path)}\u2026")
+        self._compare_titles = (os.path.basename(self.document.path or "this graph"),
+                                os.path.basename(path))
+        self.compare_job.start(functools.partial(compare_files,
+                                                 self.session.document.snapshot(), path))
+
+    def _on_compared(self: MainWindow, found: Any) -> None:
+        mine, other, result = found
+        window = CompareWindow(mine, other, result, self.settings, self._compare_titles)
         self.compare_windows.append(window)
         window.destroyed.connect(lambda *_: self.compare_windows.remove(window)
                                  if window in self.compare_windows else None)
+        self.host.show_status(result.summary(), 10000)
         window.show()
-        return window

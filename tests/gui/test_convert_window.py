@@ -59,7 +59,9 @@ def test_compare_with_colours_both_graphs_and_steps_through(make_window, qtbot,
     other.write_text(edited.to_json())
     window = make_window(R18)
     window.push_edit(edits.PrefixAllEdit("sha-"))          # unsaved: compared as it is
-    compare = window.compare_with(str(other))
+    window.compare_with(str(other))
+    qtbot.waitUntil(lambda: bool(window.compare_windows), timeout=30000)
+    compare = window.compare_windows[0]
     a_pane, b_pane = compare.panes
     for pane in compare.panes:
         qtbot.waitUntil(lambda p=pane: p.build is not None and not p.busy_now,
@@ -93,7 +95,9 @@ def test_compare_with_another_checkpoint_lists_the_tensors_that_moved(make_windo
     window = make_window(mlp_copy)
     fc1 = window.document.find("fc1")[0]
     window.push_edit(edits.RenameNodeEdit(fc1, "first"))   # unsaved: fc1_weight is first_weight
-    compare = window.compare_with(str(other))
+    window.compare_with(str(other))
+    qtbot.waitUntil(lambda: bool(window.compare_windows), timeout=30000)
+    compare = window.compare_windows[0]
     rows = [text for text, _, _ in compare.rows]
     tensor_rows = [r for r in rows if r.startswith("tensor")]
     assert len(tensor_rows) == 1 and "fc1_weight" in tensor_rows[0]
@@ -103,3 +107,16 @@ def test_compare_with_another_checkpoint_lists_the_tensors_that_moved(make_windo
     assert compare.sessions[0].document.nodes[a_node[0]].name == "first_weight"
     assert compare.sessions[1].document.nodes[b_node[0]].name == "fc1_weight"
     compare.close()
+
+
+def test_compare_with_a_file_that_is_not_a_graph_says_so(make_window, qtbot, dialogs,
+                                                         tmp_path) -> None:
+    bad = tmp_path / "bad-symbol.json"
+    bad.write_text("{not json")
+    window = make_window(R18)
+    dialogs.answer(QMessageBox.StandardButton.Ok)
+    window.compare_with(str(bad))
+    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=30000)
+    title, text = dialogs.take()[0]
+    assert title == "Cannot compare" and "bad-symbol.json" in text
+    assert "Traceback" not in text and not window.compare_windows
