@@ -93,12 +93,22 @@ class Insight(QObject):
         return metrics.node_values(metric, fresh.stats if fresh is not None else None)
 
     def missing(self) -> str:
-        """Why the chosen metric has no values ("" when it has)."""
-        if self.metric not in metrics.VALUE_METRICS or self.values():
+        """Why the chosen metric colours nothing ("" when it colours something)."""
+        if self.metric not in metrics.VALUE_METRICS or \
+                any(v > 0 for v in self.values().values()):
             return ""
         if self.metric == "time":
             return "no profile of this graph yet: Profile in the Op summary tab"
-        return "no shapes yet: give the input shapes"
+        session = self.session
+        if session.analysis is None:
+            return "no shapes yet: give the input shapes"
+        stale = session.analysis_stale()
+        if stale:
+            return f"the figures are for {stale}: infer again"
+        error = session.analysis.shapes.error
+        if error is not None:
+            return f"shape inference stopped at {error.node}: no figures to colour by"
+        return "every node's value is zero"
 
     # ------------------------------------------------------------ profile
     def device(self) -> str:

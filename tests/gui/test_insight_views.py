@@ -66,8 +66,13 @@ def test_colour_by_memory_paints_graph_legend_and_tree_bars_alike(inferred, qtbo
     macs = session.insight.values()
     assert _fill(pane, max(macs, key=macs.get)) == metrics.viridis(1.0)
     # an edit leaves no fresh figures: grey and a note, not old colours
+    session.auto_infer = False
     session.push_edit(edits.SetAttrEdit((convs[1],), "num_filter", "32"))
+    assert _fill(pane, convs[0]) == metrics.NO_VALUE
+    assert "for the graph before your last edit: infer again" in pane.legend.text()
+    session.infer()
     qtbot.waitUntil(lambda: session.analysis_stale() is None, timeout=60000)
+    assert _fill(pane, convs[0]) != metrics.NO_VALUE          # fresh figures, colours back
     box.setCurrentIndex(box.findData("family"))
     qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=30000)
     assert _fill(pane, convs[0]) == family
