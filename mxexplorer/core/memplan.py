@@ -617,14 +617,7 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     progress(1, 1, "done")
     return PlanResult(baseline, best, tuple(search.probes), tuple(stage_map), stages,
                       snap.revision, dict(shapes), time.perf_counter() - started,
-                      node_macs, gstats.macs, _state_bytes(doc, result.by_entry, shapes))
-
-
-def _state_bytes(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
-                 shapes: Mapping[str, Shape]) -> int:
-    args = set(doc.arguments())
-    return sum(float32_bytes(shape) for (node, _), shape in by_entry.items()
-               if node in args and doc.nodes[node].name not in shapes)
+                      node_macs, gstats.macs, gstats.param_bytes)
 
 
 def planned_dict(doc: GraphDocument, plan: Plan | None, result: PlanResult) -> dict[str, Any]:

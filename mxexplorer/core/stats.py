@@ -75,6 +75,15 @@ class GraphStats:
     def flops(self) -> int:
         return 2 * self.macs
 
+    @property
+    def param_bytes(self) -> int:
+        """The learned parameters' bytes (float32); their gradients take as much again."""
+        return 4 * self.params
+
+    @property
+    def aux_bytes(self) -> int:
+        return 4 * self.aux_values
+
 
 def _size(shape: Shape | None) -> int:
     if not known(shape):

@@ -89,7 +89,7 @@ class StepChart(QWidget):
         snap, by_entry = session.document.snapshot(), dict(analysis.shapes.by_entry)
         tags = dict(plan.tags) if plan is not None else None
         st = analysis.stats
-        self.base_bytes = 4 * (2 * st.params + st.aux_values)     # float32 each
+        self.base_bytes = 2 * st.param_bytes + st.aux_bytes       # and the gradients
         self._job.start(lambda progress, token: _timelines(snap, by_entry, tags))
 
     @Slot(object)
