@@ -166,17 +166,29 @@ class Model:
         events = list(self.forward)
         recomputed: set[int] = set()
 
+        def tensor(e: EntryKey) -> Tensor:
+            return ("mirror", e[0], e[1]) if e[0] in mirrored else ("fwd", e[0], e[1])
+
         def copy_of(e: EntryKey) -> Tensor:
-            """The tensor backward reads for ``e``: a recomputed copy, made first."""
-            p = e[0]
-            if p not in mirrored:
-                return ("fwd", p, e[1])
-            if p not in recomputed:
-                reads = [copy_of(x) for x in inputs[p]]
-                recomputed.add(p)
-                events.append(("recompute", p, [(("mirror", p, k), size[(p, k)])
-                                                for k in out_keys[p]], reads, []))
-            return ("mirror", p, e[1])
+            """The tensor backward reads for ``e``: a recomputed copy, made first (its
+            recomputed inputs before it, depth first, without recursion: a chain of
+            thousands of recomputed operators is common)."""
+            if e[0] in mirrored and e[0] not in recomputed:
+                stack = [(e[0], False)]
+                while stack:
+                    p, ready = stack.pop()
+                    if p in recomputed:
+                        continue
+                    if ready:
+                        recomputed.add(p)
+                        events.append(("recompute", p, [(("mirror", p, k), size[(p, k)])
+                                                        for k in out_keys[p]],
+                                       [tensor(x) for x in inputs[p]], []))
+                        continue
+                    stack.append((p, True))
+                    stack.extend((x[0], False) for x in reversed(inputs[p])
+                                 if x[0] in mirrored and x[0] not in recomputed)
+            return tensor(e)
 
         contributions: dict[EntryKey, list[Tensor]] = {}
         for i in reversed(self.order):

@@ -190,3 +190,25 @@ def test_the_memory_model_is_within_10_percent_of_mxnet_on_zoo_networks(zoo, nam
         real = oracle.cost_of_tags(doc, tags)
         model = liveness.mxnet_total_mb(doc, by_entry, tags)
         assert abs(model / real - 1) <= 0.10, (name, bool(tags), real, model)
+
+
+def test_the_memory_model_recomputes_a_deep_chain_without_recursion() -> None:
+    """Found while building the solver: a plan keeping nothing on a deep graph made
+    the model recurse once per recomputed operator (RecursionError past ~1,000)."""
+    from mxexplorer.core import liveness
+
+    x = mx.sym.var("data")
+    for k in range(1500):
+        x = mx.sym.Activation(x, act_type="tanh", name=f"t{k}")
+    doc = GraphDocument.from_json(x.tojson())
+    shapes = {"data": (4, 8)}
+    by_entry = infer_document(doc, doc.to_json(), shapes).by_entry
+    model = liveness.Model(doc, by_entry)
+    tags = memplan.tags_for_kept(doc, ())
+    steps = model.simulate(tags).steps
+    recomputed = [s.node for s in steps if s.phase == "recompute"]
+    assert recomputed == sorted(recomputed)                  # inputs first
+    oracle = memplan.CostOracle(shapes)
+    real = oracle.cost_of_tags(doc, tags)
+    assert len(recomputed) == len(oracle.mirrored) == 1500   # as MXNet mirrors them
+    assert model.total_mb(tags) == pytest.approx(real, abs=0.5)

@@ -1,0 +1,219 @@
+"""Plans chosen with the memory model, before MXNet is asked: the planner's solver.
+
+MXNet's bind is the judge of every plan shown (10-500 ms a probe), the memory model
+(:mod:`liveness`, 1-70 ms, within 10 % of MXNet) chooses which plans are worth a bind:
+
+* :func:`chain_plans`, a dynamic program over the stage chain.  Keeping stage nodes
+  ``K`` (all else recomputed) costs about the bytes kept plus the largest segment
+  recomputed at once: ``sum(size(k) for k in K) + max(segment between kept nodes)``,
+  a segment weighing the bytes of its outputs that some backward reads.  For each
+  bound on the segment the least kept bytes is a sliding-window minimum over the
+  chain (linear), so every bound of a fine grid is solved exactly; the objective
+  ranks the plans, the memory model picks among the best.
+* :func:`roles`: operators that play the same part in repeated blocks (the same op
+  at the same place after the same kind of stage, in segments of the same length),
+  kept or recomputed together: one move of the model's climb decides, say, "keep
+  every bottleneck's first 1x1 convolution" for all fifty blocks of a ResNet-152.
+* :class:`ModelSearch`: a climb in the model's figures (roles, then stage moves,
+  then single operators), deterministic, bounded by a number of model calls.
+
+No Qt, no MXNet.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable, Mapping, Sequence
+
+from mxexplorer.core import liveness, opinfo
+from mxexplorer.core.document import GraphDocument
+
+
+def tags_with(base: Mapping[int, str], kept: Iterable[int]) -> dict[int, str]:
+    """``base`` (every output recomputed) with ``kept`` tagged False."""
+    tags = dict(base)
+    for k in kept:
+        tags[k] = "False"
+    return tags
+
+
+class ChainCost:
+    """The chain objective of a kept set: bytes kept plus the heaviest segment."""
+
+    def __init__(self, model: liveness.Model, stages: Sequence[int]):
+        self.order = order = list(model.order)
+        self.pos = {n: k for k, n in enumerate(order)}
+        read = {e for i in order for e in model.needs[i]}
+        weight = [sum(model.size[(i, k)] for k in model.out_keys[i] if (i, k) in read)
+                  for i in order]
+        self.prefix = [0]
+        for w in weight:
+            self.prefix.append(self.prefix[-1] + w)
+        self.kept_bytes = {i: sum(model.size[(i, k)] for k in model.out_keys[i])
+                           for i in order}
+        self.stages = sorted((s for s in stages if s in self.pos), key=self.pos.__getitem__)
+
+    def segment(self, after: int, before: int) -> int:
+        """Bytes read in backward of the operators strictly between two positions."""
+        return self.prefix[before] - self.prefix[after + 1]
+
+    def __call__(self, kept: Iterable[int]) -> int:
+        at = sorted(self.pos[k] for k in kept if k in self.pos)
+        bounds = [-1] + at + [len(self.prefix) - 1]
+        heaviest = max(self.segment(a, b) for a, b in zip(bounds, bounds[1:]))
+        return sum(self.kept_bytes[self.order[p]] for p in at) + heaviest
+
+
+def chain_plans(cost: ChainCost, bounds: int = 96) -> list[tuple[int, ...]]:
+    """For each of ``bounds`` bounds on a segment (a geometric grid), the stage nodes
+    to keep so that no segment is heavier and the kept bytes are least; distinct kept
+    sets, best first by the chain objective."""
+    stages = cost.stages
+    pos = [cost.pos[s] for s in stages]
+    n_total = len(cost.prefix) - 1
+    total = cost.prefix[-1]
+    if not stages or total <= 0:
+        return []
+    smallest = max(1, min(cost.segment(a, b) for a, b in zip([-1] + pos, pos + [n_total])
+                          ) or 1)
+    plans: dict[tuple[int, ...], int] = {}
+    for g in range(bounds):
+        bound = smallest * (total / smallest) ** (g / max(bounds - 1, 1))
+        kept = _least_kept(cost, pos, stages, bound)
+        if kept is not None and kept not in plans:
+            plans[kept] = cost(kept)
+    return sorted(plans, key=lambda k: (plans[k], k))
+
+
+def _least_kept(cost: ChainCost, pos: list[int], stages: Sequence[int], bound: float
+                ) -> tuple[int, ...] | None:
+    """The least kept bytes with every segment within ``bound`` (None: impossible).
+    Node 0 is the chain's start, nodes 1..m the stages, m+1 its end; a window of
+    predecessors slides with the (non-decreasing) prefix."""
+    m = len(stages)
+    points = [-1] + pos + [len(cost.prefix) - 1]
+    keep = [0] + [cost.kept_bytes[s] for s in stages] + [0]
+    best = [0] * (m + 2)
+    came = [-1] * (m + 2)
+    window: deque[int] = deque()      # candidates i, best[i] increasing
+    left = 0
+    for j in range(1, m + 2):
+        window_add = j - 1
+        while window and best[window[-1]] >= best[window_add]:
+            window.pop()
+        window.append(window_add)
+        while left < j and cost.segment(points[left], points[j]) > bound:
+            left += 1
+        while window and window[0] < left:
+            window.popleft()
+        if not window:
+            if j == m + 1:
+                return None
+            best[j] = 1 << 62
+            continue
+        i = window[0]
+        best[j] = best[i] + keep[j] if best[i] < (1 << 62) else 1 << 62
+        came[j] = i
+    if best[m + 1] >= 1 << 62:
+        return None
+    kept = []
+    j = came[m + 1]
+    while j > 0:
+        kept.append(stages[j - 1])
+        j = came[j]
+    return tuple(sorted(kept))
+
+
+def roles(doc: GraphDocument, model: liveness.Model, stages: Iterable[int]
+          ) -> list[tuple[int, ...]]:
+    """Groups of operators that play the same part in repeated blocks: the same op,
+    the same place after the last stage node, the same length of segment and the same
+    op at its start.  Groups of two or more, the biggest first."""
+    stage_set = set(stages)
+    groups: dict[tuple[object, ...], list[int]] = {}
+    segment: list[int] = []
+    start_op = ""
+
+    def close() -> None:
+        for k, i in enumerate(segment):
+            key = (opinfo.canonical_op(doc.nodes[i].op), k, len(segment), start_op)
+            groups.setdefault(key, []).append(i)
+
+    for i in model.order:
+        if i in stage_set:
+            close()
+            segment = []
+            start_op = opinfo.canonical_op(doc.nodes[i].op)
+        elif i not in model.dropout:
+            segment.append(i)
+    close()
+    out = [tuple(g) for g in groups.values() if len(g) >= 2]
+    return sorted(out, key=lambda g: (-len(g), g[0]))
+
+
+class ModelSearch:
+    """Kept sets costed by the memory model (cached; ``calls`` counts the new ones)."""
+
+    def __init__(self, model: liveness.Model, base: Mapping[int, str],
+                 fixed: Iterable[int] = ()):
+        self.model = model
+        self.base = dict(base)
+        self.fixed = frozenset(fixed)
+        self.cache: dict[tuple[int, ...], float] = {}
+        self.calls = 0
+
+    def key(self, kept: Iterable[int]) -> tuple[int, ...]:
+        return tuple(sorted(set(kept) | self.fixed))
+
+    def __call__(self, kept: Iterable[int]) -> float:
+        key = self.key(kept)
+        if key not in self.cache:
+            self.calls += 1
+            self.cache[key] = self.model.total_mb(tags_with(self.base, key))
+        return self.cache[key]
+
+    def best(self, count: int) -> list[tuple[int, ...]]:
+        """The ``count`` least-memory kept sets seen, least first."""
+        return sorted(self.cache, key=lambda k: (self.cache[k], k))[:count]
+
+    def climb_groups(self, start: tuple[int, ...], groups: Sequence[Sequence[int]],
+                     budget: int) -> tuple[int, ...]:
+        """Keep (or stop keeping) each group whole while the model says it pays, in
+        passes until none does; at most ``budget`` calls."""
+        best, cost = self.key(start), self(start)
+        limit = self.calls + budget
+        improved = True
+        while improved and self.calls < limit:
+            improved = False
+            for group in groups:
+                if self.calls >= limit:
+                    break
+                members = set(group)
+                move = self.key(set(best) - members) if members <= set(best) else \
+                    self.key(set(best) | members)
+                if move in self.cache and self.cache[move] >= cost - 0.5:
+                    continue
+                if self(move) < cost - 0.5:
+                    best, cost, improved = move, self.cache[move], True
+        return best
+
+    def climb_moves(self, start: tuple[int, ...], order: Sequence[int], budget: int
+                    ) -> tuple[int, ...]:
+        """First-improvement climb over :func:`plansearch.near_moves` in ``order``."""
+        from mxexplorer.core.plansearch import near_moves
+
+        index = {n: k for k, n in enumerate(order)}
+        best, cost = self.key(start), self(start)
+        limit = self.calls + budget
+        improved = True
+        while improved and self.calls < limit:
+            improved = False
+            for move in near_moves(list(best), list(order), index):
+                if self.calls >= limit:
+                    break
+                move = self.key(move)
+                if move in self.cache:
+                    continue
+                if self(move) < cost - 0.5:
+                    best, cost, improved = move, self.cache[move], True
+                    break
+        return best
