@@ -426,13 +426,14 @@ class Search:
     least_cost: float = math.inf
     deadline: float = math.inf
     #: the memory model's MB for a kept set (ranks a climb's moves), or None
-    predict: Callable[[tuple[int, ...]], float] | None = None
-    model_moves: int = 0
+    predict: Callable[[tuple[int, ...]], float | None] | None = None
     total: int = 1
     #: operator nodes every plan keeps (cuDNN BatchNorm on a GPU: see :func:`never_mirrored`)
     fixed: frozenset[int] = frozenset()
     _op_index: dict[str, int] = field(default_factory=dict)
 
+    #: kept sets the solver starts from besides the costed ones
+    starts: list[tuple[int, ...]] = field(default_factory=list)
     #: the nodes MXNet recomputes under each costed kept set
     mirrored: dict[tuple[int, ...], tuple[int, ...]] = field(default_factory=dict)
 
@@ -511,15 +512,25 @@ def _baseline(search: Search) -> float:
     return cost
 
 
-def original_thresholds(search: Search, ntrial: int = 6) -> list[int]:
-    """The thresholds the original ``search_plan`` probes, run from the untouched graph."""
+def original_thresholds(search: Search, ntrial: int = 6, probe: bool = True) -> list[int]:
+    """The thresholds the original ``search_plan`` probes, run from the untouched graph
+    (they follow from the plans' sizes alone, not their costs); each costed by MXNet
+    when ``probe``, else only its kept set noted for the search (:attr:`Search.starts`)."""
     thresholds: list[int] = []
     threshold = 0
     min_threshold: int | None = None
+
+    def take(t: int) -> dict[str, int]:
+        kept, info, tags = search.threshold_plan(t)
+        if probe:
+            search.cost_of(kept, "original", t, tags)
+        else:
+            search.starts.append(kept)
+        thresholds.append(t)
+        return info
+
     for _ in range(3):
-        kept, info, tags = search.threshold_plan(threshold)
-        search.cost_of(kept, "original", threshold, tags)
-        thresholds.append(threshold)
+        info = take(threshold)
         save, local = info["save_size"] >> 20, info["max_size"] >> 20
         guess = int(math.sqrt(save * local / 2))
         if min_threshold is None or local < min_threshold:
@@ -531,9 +542,7 @@ def original_thresholds(search: Search, ntrial: int = 6) -> list[int]:
     threshold = min_threshold + step
     if step > 0:
         for _ in range(ntrial):
-            kept, _, tags = search.threshold_plan(threshold)
-            search.cost_of(kept, "original", threshold, tags)
-            thresholds.append(threshold)
+            take(threshold)
             threshold += step
     return thresholds
 
@@ -549,9 +558,10 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     ----------
     stages : "file" (the file's ``mirror_stage`` tags) or "auto" (cut vertices).
     threshold_mb : plan at this threshold exactly as the original algorithm does.
-    mode : "best" (sweep, climb, trim and front: :mod:`plansearch`; a number of
-        probes by graph size, the same plan on any machine) or "original" (the
-        original's 9 probes).
+    mode : "best" (the solver, then climb, trim and front: :mod:`plansearch`; probes
+        and model calls by graph size, the same plan on any machine), "fast" (the same
+        with the small budgets: a few seconds), "quick" (the original's probes and a
+        10-point sweep) or "original" (the original's 9 probes).
     time_limit : a safety net in seconds, not reached on the benchmark networks.
     target : the device the plan is for, when not ``ctx`` (plan on the CPU for a GPU:
         the GPU's rules apply, see :func:`plansearch.never_mirrored`).
@@ -565,8 +575,8 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     token = token or CancelToken()
     if stages not in ("file", "auto"):
         raise UserError(f"unknown stage source {stages!r}: use file or auto")
-    if mode not in ("best", "original", "quick"):
-        raise UserError(f"unknown search mode {mode!r}: use best or original")
+    if mode not in ("best", "fast", "original", "quick"):
+        raise UserError(f"unknown search mode {mode!r}: use best, fast or original")
     doc = GraphDocument.from_snapshot(snap)
     progress(0, 1, "inferring shapes")
     result = infer_document(doc, snap.json, shapes, {k: dtype for k in shapes},
@@ -594,19 +604,22 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
 
     search.fixed = plansearch.never_mirrored(doc, target or ctx)
     search.deadline = started + time_limit
-    budget = plansearch.probe_budget(sum(not n.is_variable for n in doc.nodes))
+    n_ops = sum(not n.is_variable for n in doc.nodes)
+    budget, model_calls = plansearch.budgets(n_ops, mode)
     search.total = 2 if threshold_mb is not None else (11 if mode == "original" else
-                                                       budget + 40)
+                                                       budget + 10)
     baseline = _baseline(search)
     if threshold_mb is not None:
         kept, _, tags = search.threshold_plan(threshold_mb)
         search.cost_of(kept, "threshold", threshold_mb, tags)
     else:
-        original_thresholds(search)
-        if mode in ("quick", "best"):
-            plansearch.sweep(search, 10 if mode == "quick" else 24)
-        if mode == "best":
-            plansearch.search_best(search, budget)
+        # the original's probes are costed unless the search is a fast one: then they
+        # are the solver's starts, costed by the model
+        original_thresholds(search, probe=mode != "fast" and n_ops < plansearch.FAST_FROM)
+        if mode == "quick":
+            plansearch.sweep(search, 10)
+        if mode in ("best", "fast"):
+            plansearch.search_best(search, budget, model_calls)
     best: Plan | None = None
     if search.best_kept is not None and (search.best_cost < baseline or
                                          threshold_mb is not None):

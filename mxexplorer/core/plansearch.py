@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from typing import Callable, Iterable, Mapping, Sequence
 
-from mxexplorer.core import liveness, opinfo
+from mxexplorer.core import liveness, opinfo, plansolve
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.memplan import (
@@ -36,14 +36,8 @@ from mxexplorer.core.memplan import (
 )
 from mxexplorer.core.stats import float32_bytes, human_bytes
 
-#: moves of a climb's step the model ranks at most (fewer on big graphs; the rest wait)
+#: moves of a climb's step the model ranks at most (the rest wait)
 MODEL_MOVES = 400
-
-
-def probe_budget(n_ops: int) -> int:
-    """Probes a "best" search may spend after the thresholds, by graph size: about
-    90,000 node-probes (a probe binds the whole graph), between 60 and 600."""
-    return max(60, min(600, 90_000 // max(n_ops, 1)))
 
 
 def never_mirrored(doc: GraphDocument, ctx: str) -> frozenset[int]:
@@ -58,18 +52,22 @@ def never_mirrored(doc: GraphDocument, ctx: str) -> frozenset[int]:
                      and str(n.attrs.get("cudnn_off", "False")).lower() not in ("true", "1"))
 
 
-def search_best(search: Search, budget: int) -> None:
-    """The climb, the trim and the front, within ``budget`` probes in all; the climb's
-    moves ranked by the memory model while it predicts MXNet well on this graph."""
+def search_best(search: Search, budget: int, model_calls: int) -> None:
+    """The solver (a climb in the memory model's figures, its best plans costed by
+    MXNet), then a climb, a trim and the front with MXNet, within ``budget`` probes and
+    ``model_calls`` calls of the model in all; the climb's moves ranked by the model
+    while it predicts MXNet well on this graph and calls are left."""
     doc = search.doc
     ops = [i for i in doc.order() if not doc.nodes[i].is_variable
            and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
-    search.predict = _predictor(search, len(ops))
-    left = budget
-    left -= climb(search, int(budget * 0.7))       # the stage nodes, mostly to the end
+    model = plansolve.ModelSearch(liveness.Model(doc, search.by_entry),
+                                  tags_for_kept(doc, ()), search.fixed)
+    search.predict = _predictor(search, model, model_calls)
+    left = budget - solve(search, model, max(3, budget // 10), model_calls * 2 // 3)
+    left -= climb(search, int(left * 0.35))       # the stage nodes, from the best
     left -= climb(search, left // 2, candidates=ops)
     left -= climb(search, left // 3, candidates=ops, wide=True)
-    reserve = max(8, budget // 20)                 # the front's points
+    reserve = max(4, budget // 20)                 # the front's points
     while left > reserve:                          # trim and climb while either pays
         before = (search.best_cost, search.best_recompute)
         left -= trim(search, max((left - reserve) // 2, 4))
@@ -79,29 +77,87 @@ def search_best(search: Search, budget: int) -> None:
     spread(search, max(left, reserve))
 
 
-def _predictor(search: Search, n_ops: int) -> Callable[[tuple[int, ...]], float] | None:
-    """The memory model's MB for a kept set (cached), or None once it has missed
-    MXNet's figure by more than 12 % (median over the probes so far, from the tenth):
-    a model that cannot rank this graph's plans would only delay the right moves."""
-    model = liveness.Model(search.doc, search.by_entry)
-    cache: dict[tuple[int, ...], float] = {}
-    search.model_moves = max(40, min(MODEL_MOVES, 60_000 // max(n_ops, 1)))
+#: operators from which the best search takes the fast budgets: a bind costs 60 ms or
+#: more there, and the model-first search finds as good plans (ResNet-152, batch 32:
+#: 1,182 MB in 2.9 s, against 1,200 MB in 9.5 s with the larger budgets)
+FAST_FROM = 500
 
-    def predict(kept: tuple[int, ...]) -> float:
-        if kept not in cache:
-            cache[kept] = model.total_mb(tags_for_kept(search.doc, kept))
-        return cache[kept]
 
+def budgets(n_ops: int, mode: str = "best") -> tuple[int, int]:
+    """MXNet probes and memory-model calls a search may make after the original's
+    thresholds, by graph size: a probe binds the whole graph and a model call replays
+    it, so both are counts of node-visits.  "best": 30,000 node-probes (12 to 400) and
+    600,000 node-calls (40 to 5,000), on graphs below :data:`FAST_FROM` operators;
+    "fast" (and "best" on bigger graphs): 9,000 (8 to 400) and 200,000 (40 to 1,500),
+    a few seconds on any graph."""
+    n = max(n_ops, 1)
+    if mode == "fast" or n >= FAST_FROM:
+        return max(8, min(400, 9_000 // n)), max(40, min(1500, 200_000 // n))
+    return max(12, min(400, 30_000 // n)), max(40, min(5000, 600_000 // n))
+
+
+def solve(search: Search, model: plansolve.ModelSearch, verify: int, calls: int) -> int:
+    """Plans chosen in the memory model's figures (:mod:`plansolve`): the thresholds'
+    and the chain program's kept sets, then climbs by roles, stage nodes, single
+    operators and wider moves until none pays, within ``calls`` model calls; the
+    ``verify`` best the model found (half a MB apart) are costed by MXNet (kind
+    ``solver``).  Returns the probes spent."""
+    doc = search.doc
+    limit = model.calls + calls
+    stage_order = [i for i in model.model.order if i in search.stages]
+    chain = plansolve.ChainCost(model.model, stage_order)
+    starts = [search.threshold_plan(t)[0] for t in sweep_thresholds(search, 24)]
+    starts += plansolve.chain_plans(chain)
+    starts += [k for k, c in search.costs.items() if c is not None] + search.starts
+    ranked = sorted(set(map(model.key, starts)), key=lambda k: (chain(k), k))
+    for kept in ranked[:max(4, calls // 10)]:
+        search.token.check()
+        model(kept)
+    ops = [i for i in model.model.order if i not in model.model.dropout]
+    roles = plansolve.roles(doc, model.model, search.stages)
+    runs = plansolve.runs(doc, model.model, search.stages)
+    best = model.best(1)[0]
+    while model.calls < limit:
+        before = best
+        for step in ("runs", "roles", "stages", "ops", "wide"):
+            search.token.check()
+            left = max(limit - model.calls, 0)
+            if step == "runs":
+                best = model.climb_periodic(best, runs, left // 2)
+            elif step == "roles":
+                best = model.climb_groups(best, roles, left // 4)
+            else:
+                best = model.climb_moves(best, stage_order if step == "stages" else
+                                         ops, left // 2, wide=step == "wide")
+        if best == before:
+            break
+    probes = 0
+    for kept in model.distinct_best(verify):
+        search.token.check()
+        if kept not in search.costs:
+            probes += 1
+            search.cost_of(kept, "solver", None)
+    return probes
+
+
+def _predictor(search: Search, model: plansolve.ModelSearch, calls: int
+               ) -> Callable[[tuple[int, ...]], float | None] | None:
+    """The memory model's MB for a kept set, or None once ``calls`` model calls are
+    spent or the model has missed MXNet's figure by more than 12 % (median over the
+    probes so far, from the tenth): a model that cannot rank this graph's plans would
+    only delay the right moves."""
     checked = [-1]
 
-    def gated(kept: tuple[int, ...]) -> float:
+    def gated(kept: tuple[int, ...]) -> float | None:
         if len(search.costs) != checked[0]:     # new figures from MXNet: still right?
             checked[0] = len(search.costs)
-            errors = sorted(abs(predict(k) / c - 1) for k, c in search.costs.items()
-                            if c and k in cache)
+            errors = sorted(abs(model.cache[k] / c - 1) for k, c in search.costs.items()
+                            if c and k in model.cache)
             if len(errors) >= 10 and errors[len(errors) // 2] > 0.12:
                 search.predict = None      # from the next step on: graph order
-        return predict(kept)
+        if model.calls >= calls and model.key(kept) not in model.cache:
+            return None
+        return model(kept)
 
     return gated
 
@@ -215,15 +271,19 @@ def describe(result: PlanResult, plan: Plan) -> str:
 
 
 # ------------------------------------------------------------------ moves
-def sweep(search: Search, points: int) -> None:
-    """Thresholds on a geometric grid up to the whole activation size; plans that
-    tag the same nodes are costed once."""
+def sweep_thresholds(search: Search, points: int) -> list[int]:
+    """Thresholds on a geometric grid up to the whole activation size."""
     total_mb = sum(float32_bytes(s) for s in search.by_entry.values()) / MB
     low = max(1.0, total_mb / max(8 * len(search.stages), 1))
-    for k in range(points):
-        t = low * (total_mb / low) ** (k / max(points - 1, 1))
-        kept, _, tags = search.threshold_plan(int(t))
-        search.cost_of(kept, "threshold", int(t), tags)
+    return [int(low * (total_mb / low) ** (k / max(points - 1, 1))) for k in range(points)]
+
+
+def sweep(search: Search, points: int) -> None:
+    """:func:`sweep_thresholds` costed by MXNet; plans that tag the same nodes are
+    costed once."""
+    for t in sweep_thresholds(search, points):
+        kept, _, tags = search.threshold_plan(t)
+        search.cost_of(kept, "threshold", t, tags)
 
 
 def climb(search: Search, max_probes: int, candidates: Sequence[int] | None = None,
@@ -246,9 +306,12 @@ def climb(search: Search, max_probes: int, candidates: Sequence[int] | None = No
             near_moves(kept, order, index)
         predict = search.predict
         if predict is not None:            # the most promising first, by the model
-            fresh = [m for m in moves if m not in search.costs][:search.model_moves]
-            ranked = sorted(range(len(fresh)), key=lambda k: (predict(fresh[k]), k))
-            moves = [fresh[k] for k in ranked]
+            fresh = [m for m in moves if m not in search.costs][:MODEL_MOVES]
+            guesses = [predict(m) for m in fresh]
+            known = [k for k, g in enumerate(guesses) if g is not None]
+            known.sort(key=lambda k: (guesses[k], k))
+            moves = [fresh[k] for k in known] + \
+                [m for m, g in zip(fresh, guesses) if g is None]
         start_cost = search.best_cost
         for move in moves:
             if probes >= max_probes or time.perf_counter() > search.deadline:

@@ -27,6 +27,9 @@ from typing import Iterable, Mapping, Sequence
 from mxexplorer.core import liveness, opinfo
 from mxexplorer.core.document import GraphDocument
 
+#: periods tried on a run of stage nodes (offsets: first, middle, last)
+PERIODS = (1, 2, 3, 4, 5, 6, 8, 10, 12)
+
 
 def tags_with(base: Mapping[int, str], kept: Iterable[int]) -> dict[int, str]:
     """``base`` (every output recomputed) with ``kept`` tagged False."""
@@ -123,6 +126,19 @@ def _least_kept(cost: ChainCost, pos: list[int], stages: Sequence[int], bound: f
     return tuple(sorted(kept))
 
 
+def runs(doc: GraphDocument, model: liveness.Model, stages: Iterable[int]
+         ) -> list[list[int]]:
+    """Stage nodes grouped by op and output size, in graph order (three or more):
+    the block outputs of a network's stages, where good plans are periodic."""
+    groups: dict[tuple[str, int], list[int]] = {}
+    stage_set = set(stages)
+    for i in model.order:
+        if i in stage_set:
+            key = (opinfo.canonical_op(doc.nodes[i].op), model.size[(i, model.out_keys[i][0])])
+            groups.setdefault(key, []).append(i)
+    return [g for g in groups.values() if len(g) >= 3]
+
+
 def roles(doc: GraphDocument, model: liveness.Model, stages: Iterable[int]
           ) -> list[tuple[int, ...]]:
     """Groups of operators that play the same part in repeated blocks: the same op,
@@ -196,18 +212,20 @@ class ModelSearch:
                     best, cost, improved = move, self.cache[move], True
         return best
 
-    def climb_moves(self, start: tuple[int, ...], order: Sequence[int], budget: int
-                    ) -> tuple[int, ...]:
-        """First-improvement climb over :func:`plansearch.near_moves` in ``order``."""
-        from mxexplorer.core.plansearch import near_moves
+    def climb_moves(self, start: tuple[int, ...], order: Sequence[int], budget: int,
+                    wide: bool = False) -> tuple[int, ...]:
+        """First-improvement climb over :func:`plansearch.near_moves` (``wide``:
+        :func:`plansearch.wide_moves`) in ``order``, at most ``budget`` calls."""
+        from mxexplorer.core.plansearch import near_moves, wide_moves
 
+        moves_of = wide_moves if wide else near_moves
         index = {n: k for k, n in enumerate(order)}
         best, cost = self.key(start), self(start)
         limit = self.calls + budget
         improved = True
         while improved and self.calls < limit:
             improved = False
-            for move in near_moves(list(best), list(order), index):
+            for move in moves_of(list(best), list(order), index):
                 if self.calls >= limit:
                     break
                 move = self.key(move)
@@ -217,3 +235,40 @@ class ModelSearch:
                     best, cost, improved = move, self.cache[move], True
                     break
         return best
+
+    def climb_periodic(self, start: tuple[int, ...], runs: Sequence[Sequence[int]],
+                       budget: int) -> tuple[int, ...]:
+        """Per run of like stage nodes (a ResNet stage's block outputs), the best of
+        keeping every p-th from offset o, or none, the other runs as they are; rounds
+        until none changes, at most ``budget`` calls."""
+        best, cost = self.key(start), self(start)
+        limit = self.calls + budget
+        improved = True
+        while improved and self.calls < limit:
+            improved = False
+            for run in runs:
+                rest = set(best) - set(run)
+                for period in (p for p in PERIODS if p <= len(run)):
+                    for offset in sorted({0, period // 2, period - 1}):
+                        if self.calls >= limit:
+                            return best
+                        move = self.key(rest | set(run[offset::period]))
+                        if self(move) < cost - 0.5:
+                            best, cost, improved = move, self.cache[move], True
+                move = self.key(rest)
+                if self(move) < cost - 0.5:
+                    best, cost, improved = move, self.cache[move], True
+        return best
+
+    def distinct_best(self, count: int) -> list[tuple[int, ...]]:
+        """Up to ``count`` of the least-memory kept sets, at least half a MB apart in the
+        model's figures (plans it cannot tell apart are costed once)."""
+        out: list[tuple[int, ...]] = []
+        last = None
+        for key in sorted(self.cache, key=lambda k: (self.cache[k], k)):
+            if last is None or self.cache[key] >= last + 0.5:
+                out.append(key)
+                last = self.cache[key]
+                if len(out) >= count:
+                    break
+        return out

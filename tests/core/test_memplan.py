@@ -108,7 +108,7 @@ def test_plan_beats_the_original_search_and_never_the_baseline(tmp_path) -> None
     assert ours.planned_mb <= original.planned_mb < ours.baseline_mb
     assert ours.best is not None and 0 < ours.best.recompute_share <= 1.0
     kinds = {p.kind for p in ours.probes}
-    assert {"baseline", "original", "threshold", "local"} <= kinds
+    assert {"baseline", "original", "solver", "local"} <= kinds
     assert all(p.ok for p in ours.probes)
     # a tiny MLP gains nothing from mirroring: the answer is "no plan", never a worse one
     mlp = GraphDocument.open(str(MLP)).snapshot()

@@ -174,8 +174,8 @@ def test_the_memory_model_predicts_mxnets_figure_without_binding() -> None:
 
 @pytest.mark.parametrize("name", ["resnet50_v1", "densenet121", "mobilenetv2_1.0",
                                   "squeezenet1.1", "inceptionv3"])
-def test_the_memory_model_is_within_10_percent_of_mxnet_on_zoo_networks(zoo, name) -> None:
-    """Unplanned and with the planner's quick plan (the whole table, batch 32 at full
+def test_the_memory_model_is_close_to_mxnet_on_zoo_networks(zoo, name) -> None:
+    """Within 1 % unplanned, 8 % with the planner's quick plan (the whole table, batch 32 at full
     size, is ``benchmarks/liveness.py``)."""
     from mxexplorer.core import liveness
 
@@ -186,10 +186,10 @@ def test_the_memory_model_is_within_10_percent_of_mxnet_on_zoo_networks(zoo, nam
     oracle = memplan.CostOracle(shapes)
     plan = memplan.plan(doc.snapshot(), shapes, stages="auto", mode="quick").best
     assert plan is not None and plan.tags
-    for tags in ({}, plan.tags):
+    for tags, within in (({}, 0.01), (plan.tags, 0.08)):
         real = oracle.cost_of_tags(doc, tags)
         model = liveness.mxnet_total_mb(doc, by_entry, tags)
-        assert abs(model / real - 1) <= 0.10, (name, bool(tags), real, model)
+        assert abs(model / real - 1) <= within, (name, bool(tags), real, model)
 
 
 def test_the_memory_model_recomputes_a_deep_chain_without_recursion() -> None:
@@ -212,3 +212,43 @@ def test_the_memory_model_recomputes_a_deep_chain_without_recursion() -> None:
     real = oracle.cost_of_tags(doc, tags)
     assert len(recomputed) == len(oracle.mirrored) == 1500   # as MXNet mirrors them
     assert model.total_mb(tags) == pytest.approx(real, abs=0.5)
+
+
+_OPS = {
+    "relu": lambda x: mx.sym.Activation(x, act_type="relu"),
+    "tanh": lambda x: mx.sym.Activation(x, act_type="tanh"),
+    "batchnorm": lambda x: mx.sym.BatchNorm(x),
+    "max pooling": lambda x: mx.sym.Pooling(x, kernel=(3, 3), pad=(1, 1), pool_type="max"),
+    "avg pooling": lambda x: mx.sym.Pooling(x, kernel=(3, 3), pad=(1, 1), pool_type="avg"),
+    "addition": lambda x: mx.sym.elemwise_add(mx.sym.Activation(x, act_type="relu"), x),
+    "add_n": lambda x: mx.sym.add_n(mx.sym.Activation(x, act_type="relu"), x,
+                                    mx.sym.Activation(x, act_type="tanh")),
+    "dropout": lambda x: mx.sym.Dropout(mx.sym.Activation(x, act_type="relu"), p=0.5),
+    "concat": lambda x: mx.sym.Concat(mx.sym.Activation(x, act_type="relu"), x, dim=1),
+    "clip": lambda x: mx.sym.clip(x, 0, 6),
+    "lrn": lambda x: mx.sym.LRN(x, nsize=5),
+    "fully connected": lambda x: mx.sym.FullyConnected(x, num_hidden=16),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_OPS))
+def test_the_memory_model_matches_mxnet_operator_by_operator(op) -> None:
+    """Each operator between two convolutions (one tensor: 24.5 MB), without a plan and
+    with everything recomputed: the model's figure is MXNet's to a MB.  What made the
+    difference, read in MXNet 1.9's reports: Dropout's mask and max pooling's and LRN's
+    workspace are outputs shape inference does not show; additions pass the gradient on
+    with no backward node; a recomputed node's copy is made before its backward (a
+    control dependency) with its recomputed inputs; clip runs in place;
+    FullyConnected's backward writes the data's gradient over the data."""
+    from mxexplorer.core import liveness
+
+    x = mx.sym.Convolution(mx.sym.var("data"), num_filter=64, kernel=(3, 3), pad=(1, 1))
+    y = _OPS[op](x)
+    if op != "fully connected":
+        y = mx.sym.Convolution(y, num_filter=64, kernel=(3, 3), pad=(1, 1))
+    doc = GraphDocument.from_json(mx.sym.make_loss(mx.sym.mean(y)).tojson())
+    shapes = {"data": (32, 64, 56, 56)}
+    model = liveness.Model(doc, infer_document(doc, doc.to_json(), shapes).by_entry)
+    oracle = memplan.CostOracle(shapes)
+    for tags in ({}, memplan.tags_for_kept(doc, ())):
+        assert model.total_mb(tags) == pytest.approx(oracle.cost_of_tags(doc, tags), abs=1.0)

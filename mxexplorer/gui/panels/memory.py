@@ -76,7 +76,8 @@ class MemoryPanel(SessionPanel):
         if memplan.file_stages(session.document):
             self.stages.setCurrentIndex(1)
         self.search = QComboBox()
-        self.search.addItem("Best (sweep + local search)", "best")
+        self.search.addItem("Best (solver + local search)", "best")
+        self.search.addItem("Fast (a few seconds)", "fast")
         self.search.addItem("Original memonger (9 probes)", "original")
         self.search.addItem("One threshold", "threshold")
         self.threshold = QSpinBox()

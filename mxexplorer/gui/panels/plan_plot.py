@@ -133,7 +133,7 @@ class PlanPlot(ProbePlot):
         the front: at ``best``, the best threshold's)."""
         if probe.threshold_mb is not None:
             return float(probe.threshold_mb)
-        return best if probe.kind in ("local", "trim", "front") else None
+        return best if probe.kind in ("local", "trim", "front", "solver") else None
 
     def _best_threshold(self) -> float:
         ok = [p for p in self.probes if p.ok and p.threshold_mb is not None]
