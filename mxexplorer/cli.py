@@ -374,9 +374,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the file's mirror_stage tags, or automatic (cut vertices)")
     p.add_argument("--threshold", type=int, metavar="MB",
                    help="plan at this threshold exactly as the original memonger does")
-    p.add_argument("--search", choices=("best", "fast", "original"), default="best",
-                   help="best: solver and local search; fast: the same in a few seconds; "
-                        "original: memonger's 9 probes")
+    p.add_argument("--search", choices=("best", "fast", "thorough", "original"),
+                   default="best", help="best: solver and local search (as fast from 500 "
+                   "operators); fast: a few seconds; thorough: the larger budgets at any "
+                   "size; original: memonger's 9 probes")
     p.add_argument("--budget", type=float, metavar="MB",
                    help="find the largest batch that trains within this memory")
     p.add_argument("--within", type=float, metavar="MB",

@@ -257,11 +257,18 @@ class Model:
                 # inputs (read in MXNet 1.9's bind reports)
                 reads += [fid[e] for e in needs[i]]
             else:
-                reads += [copy_of(e) for e in needs[i]]
+                for e in needs[i]:
+                    if e[0] not in mirrored:
+                        reads.append(fid[e])
+                    elif e[0] in recomputed:
+                        reads.append(mid[e])
+                    else:
+                        reads.append(copy_of(e))
                 # the backward of a recomputed node waits for its copy (a control
                 # dependency in MXNet's gradient graph), needed or not: the copy and
                 # its recomputed inputs are made before the gradients it writes
-                copy_of((i, out_keys[i][0]))
+                if i not in recomputed:
+                    copy_of((i, out_keys[i][0]))
             makes = gid[i]
             for e, t in zip(inputs[i], makes):
                 if e in contributions:

@@ -560,7 +560,9 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     threshold_mb : plan at this threshold exactly as the original algorithm does.
     mode : "best" (the solver, then climb, trim and front: :mod:`plansearch`; probes
         and model calls by graph size, the same plan on any machine), "fast" (the same
-        with the small budgets: a few seconds), "quick" (the original's probes and a
+        with the small budgets: a few seconds), "thorough" (the larger budgets at any
+        size: "best" takes the small ones from 500 operators), "quick" (the original's
+        probes and a
         10-point sweep) or "original" (the original's 9 probes).
     time_limit : a safety net in seconds, not reached on the benchmark networks.
     target : the device the plan is for, when not ``ctx`` (plan on the CPU for a GPU:
@@ -575,8 +577,8 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     token = token or CancelToken()
     if stages not in ("file", "auto"):
         raise UserError(f"unknown stage source {stages!r}: use file or auto")
-    if mode not in ("best", "fast", "original", "quick"):
-        raise UserError(f"unknown search mode {mode!r}: use best, fast or original")
+    if mode not in ("best", "fast", "thorough", "original", "quick"):
+        raise UserError(f"unknown search mode {mode!r}: use best, fast, thorough or original")
     doc = GraphDocument.from_snapshot(snap)
     progress(0, 1, "inferring shapes")
     result = infer_document(doc, snap.json, shapes, {k: dtype for k in shapes},
@@ -615,10 +617,11 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     else:
         # the original's probes are costed unless the search is a fast one: then they
         # are the solver's starts, costed by the model
-        original_thresholds(search, probe=mode != "fast" and n_ops < plansearch.FAST_FROM)
+        original_thresholds(search, probe=mode in ("original", "quick", "thorough") or (
+            mode == "best" and n_ops < plansearch.FAST_FROM))
         if mode == "quick":
             plansearch.sweep(search, 10)
-        if mode in ("best", "fast"):
+        if mode in ("best", "fast", "thorough"):
             plansearch.search_best(search, budget, model_calls)
     best: Plan | None = None
     if search.best_kept is not None and (search.best_cost < baseline or

@@ -63,11 +63,14 @@ def search_best(search: Search, budget: int, model_calls: int) -> None:
     model = plansolve.ModelSearch(liveness.Model(doc, search.by_entry),
                                   tags_for_kept(doc, ()), search.fixed)
     search.predict = _predictor(search, model, model_calls)
-    left = budget - solve(search, model, max(3, budget // 10), model_calls * 2 // 3)
+    # the solver's share of the model's calls; the rest ranks the climb's moves (a
+    # small budget goes mostly to the solver: its climbs find what few probes cannot)
+    share = 0.85 if budget < 20 else 0.67
+    left = budget - solve(search, model, max(3, budget // 10), int(model_calls * share))
     left -= climb(search, int(left * 0.35))       # the stage nodes, from the best
     left -= climb(search, left // 2, candidates=ops)
     left -= climb(search, left // 3, candidates=ops, wide=True)
-    reserve = max(4, budget // 20)                 # the front's points
+    reserve = max(2 if budget < 20 else 4, budget // 20)     # the front's points
     while left > reserve:                          # trim and climb while either pays
         before = (search.best_cost, search.best_recompute)
         left -= trim(search, max((left - reserve) // 2, 4))
@@ -86,13 +89,13 @@ FAST_FROM = 500
 def budgets(n_ops: int, mode: str = "best") -> tuple[int, int]:
     """MXNet probes and memory-model calls a search may make after the original's
     thresholds, by graph size: a probe binds the whole graph and a model call replays
-    it, so both are counts of node-visits.  "best": 30,000 node-probes (12 to 400) and
-    600,000 node-calls (40 to 5,000), on graphs below :data:`FAST_FROM` operators;
-    "fast" (and "best" on bigger graphs): 9,000 (8 to 400) and 200,000 (40 to 1,500),
-    a few seconds on any graph."""
+    it, so both are counts of node-visits.  "best" on graphs below :data:`FAST_FROM`
+    operators and "thorough" on any: 30,000 node-probes (12 to 400) and 600,000
+    node-calls (40 to 5,000); "fast" (and "best" on bigger graphs): 6,000 (8 to 400)
+    and 150,000 (40 to 1,500), a few seconds on any graph."""
     n = max(n_ops, 1)
-    if mode == "fast" or n >= FAST_FROM:
-        return max(8, min(400, 9_000 // n)), max(40, min(1500, 200_000 // n))
+    if mode == "fast" or (mode == "best" and n >= FAST_FROM):
+        return max(8, min(400, 6_000 // n)), max(40, min(1500, 150_000 // n))
     return max(12, min(400, 30_000 // n)), max(40, min(5000, 600_000 // n))
 
 

@@ -132,11 +132,18 @@ def runs(doc: GraphDocument, model: liveness.Model, stages: Iterable[int]
     the block outputs of a network's stages, where good plans are periodic."""
     groups: dict[tuple[str, int], list[int]] = {}
     stage_set = set(stages)
-    for i in model.order:
-        if i in stage_set:
-            key = (opinfo.canonical_op(doc.nodes[i].op), model.size[(i, model.out_keys[i][0])])
-            groups.setdefault(key, []).append(i)
-    return [g for g in groups.values() if len(g) >= 3]
+    chain = [i for i in model.order if i in stage_set]
+    after = dict(zip(chain, chain[1:]))
+    for i in chain:
+        key = (opinfo.canonical_op(doc.nodes[i].op), model.size[(i, model.out_keys[i][0])])
+        groups.setdefault(key, []).append(i)
+    out: list[list[int]] = []
+    for g in (g for g in groups.values() if len(g) >= 3):
+        # a run that only follows another node for node (a block's ReLU after its
+        # addition) would repeat its choices one place later: the stage climb moves them
+        if not any(len(r) == len(g) and [after.get(i) for i in r] == g for r in out):
+            out.append(g)
+    return out
 
 
 def roles(doc: GraphDocument, model: liveness.Model, stages: Iterable[int]

@@ -252,3 +252,63 @@ def test_the_memory_model_matches_mxnet_operator_by_operator(op) -> None:
     oracle = memplan.CostOracle(shapes)
     for tags in ({}, memplan.tags_for_kept(doc, ())):
         assert model.total_mb(tags) == pytest.approx(oracle.cost_of_tags(doc, tags), abs=1.0)
+
+
+def test_the_solver_chooses_in_the_models_figures_and_mxnet_confirms(zoo) -> None:
+    from mxexplorer.core import liveness, plansolve
+
+    # runs: like stage nodes (same op, same size), none a copy of another one place on:
+    # ResNet-50's block additions per stage (3, 4, 6, 3 blocks), its ReLUs left out
+    r50 = GraphDocument.open(str(zoo("resnet50_v1")))
+    model = liveness.Model(r50, infer_document(r50, r50.to_json(), SHAPES).by_entry)
+    runs = plansolve.runs(r50, model, memplan.cut_vertices(r50))
+    adds = [r for r in runs if r50.nodes[r[0]].op == "elemwise_add"]
+    assert sorted(len(r) for r in adds) == [3, 3, 4, 6]
+    for run in runs:
+        assert len(run) >= 3 and len({r50.nodes[i].op for i in run}) == 1
+        assert len({model.size[(i, 0)] for i in run}) == 1
+    followers = {i for r in runs for i in r if r50.nodes[i].name.endswith("activation1")}
+    assert len(followers) <= 1       # the ReLU after each addition is not a run of its own
+    doc = GraphDocument.open(str(R18))
+    by_entry = infer_document(doc, doc.to_json(), SHAPES).by_entry
+    model = liveness.Model(doc, by_entry)
+    stages = [i for i in model.order if i in set(memplan.cut_vertices(doc))]
+    runs = plansolve.runs(doc, model, stages) or [stages[1::2]]
+    # the chain program: kept stage nodes, best first by its objective
+    chain = plansolve.ChainCost(model, stages)
+    plans = plansolve.chain_plans(chain)
+    assert plans and all(set(k) <= set(stages) for k in plans)
+    assert [chain(k) for k in plans] == sorted(chain(k) for k in plans)
+    # the climbs never make the model's figure worse
+    solver = plansolve.ModelSearch(model, memplan.tags_for_kept(doc, ()))
+    start = plans[0]
+    best = solver.climb_periodic(start, runs, 200)
+    best = solver.climb_moves(best, stages, 200)
+    assert solver(best) <= solver(start) and solver.calls <= 401
+    # in a search, what the solver picks is costed by MXNet, close to what it predicted
+    result = memplan.plan(GraphDocument.open(str(R18)).snapshot(), SHAPES, stages="auto",
+                          mode="fast")
+    picked = [p for p in result.probes if p.kind == "solver"]
+    assert picked and all(p.ok for p in picked)
+    for p in picked:
+        predicted = model.total_mb(memplan.tags_for_kept(doc, p.kept))
+        assert predicted == pytest.approx(p.cost_mb, rel=0.05)
+
+
+def test_search_modes_spend_what_they_say() -> None:
+    snap = GraphDocument.open(str(R18)).snapshot()
+    best = memplan.plan(snap, SHAPES, stages="auto", mode="best")
+    fast = memplan.plan(snap, SHAPES, stages="auto", mode="fast")
+    thorough = memplan.plan(snap, SHAPES, stages="auto", mode="thorough")
+    original = memplan.plan(snap, SHAPES, stages="auto", mode="original")
+    assert len(fast.probes) < len(best.probes)
+    assert fast.planned_mb <= original.planned_mb and best.planned_mb <= original.planned_mb
+    # below 500 operators "best" has the thorough budgets: the very same search
+    assert [(p.kind, p.kept) for p in thorough.probes] == \
+        [(p.kind, p.kept) for p in best.probes]
+    n_ops = sum(not n.is_variable for n in GraphDocument.open(str(R18)).nodes)
+    assert plansearch.budgets(n_ops) == plansearch.budgets(n_ops, "thorough")
+    assert plansearch.budgets(plansearch.FAST_FROM) == \
+        plansearch.budgets(plansearch.FAST_FROM, "fast")
+    with pytest.raises(memplan.UserError, match="unknown search mode"):
+        memplan.plan(snap, SHAPES, stages="auto", mode="slow")

@@ -78,6 +78,7 @@ class MemoryPanel(SessionPanel):
         self.search = QComboBox()
         self.search.addItem("Best (solver + local search)", "best")
         self.search.addItem("Fast (a few seconds)", "fast")
+        self.search.addItem("Thorough (longer on big graphs)", "thorough")
         self.search.addItem("Original memonger (9 probes)", "original")
         self.search.addItem("One threshold", "threshold")
         self.threshold = QSpinBox()
