@@ -5,11 +5,11 @@ probes and planning time.  Goals (issue 18): ours <= original on every network,
 geometric mean of planned/unplanned <= 0.40 (the original's is 0.480); ResNet-152
 within 3 s and the 1001-layer ResNet (batch 64, its hand tags) within 10 s.
 
-Run: ``python benchmarks/planner.py [--untuned] [--twice] [--fast] [names...]``:
+Run: ``python benchmarks/planner.py [--untuned] [--twice] [--fast|--thorough] [names...]``:
 ``--untuned`` the six networks the search was never tuned on, ``--twice`` plans each
 twice and says whether the plans are identical (they must be: the search counts probes
-and model calls, not seconds), ``--fast`` the fast search; ``resnet1001_tagged`` is the
-memonger paper's case.
+and model calls, not seconds), ``--fast`` and ``--thorough`` those searches;
+``resnet1001_tagged`` is the memonger paper's case.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def main() -> None:
     from mxexplorer.core.document import GraphDocument
 
     flags = {a for a in sys.argv[1:] if a.startswith("--")}
-    mode = "fast" if "--fast" in flags else "best"
+    mode = "fast" if "--fast" in flags else "thorough" if "--thorough" in flags else "best"
     names = [a for a in sys.argv[1:] if not a.startswith("--")] or \
         (UNTUNED if "--untuned" in flags else NETS)
     print(f"{'network':<16} {'unplanned':>9} {'original':>9} {'ours':>7} {'ours/unpl':>9} "

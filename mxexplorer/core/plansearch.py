@@ -224,9 +224,14 @@ def _by_macs(search: Search, nodes: Iterable[int]) -> list[int]:
 # ------------------------------------------------------------------ the front
 def front(probes: Iterable[Probe]) -> list[Probe]:
     """The probes no other beats on both memory and recompute, by memory (ties: the
-    first found).  Probes without a measured recompute are left out."""
+    first found).  Probes without a measured recompute are left out, and so are plans
+    needing as much as the unplanned graph or more (it recomputes nothing)."""
+    probes = list(probes)
+    unplanned = min((p.cost_mb for p in probes if p.kind == "baseline" and p.ok
+                     and p.cost_mb is not None), default=None)
     points = sorted((p for p in probes if p.ok and p.cost_mb is not None
-                     and p.kind != "baseline" and p.recompute_macs is not None),
+                     and p.kind != "baseline" and p.recompute_macs is not None
+                     and (unplanned is None or p.cost_mb < unplanned)),
                     key=lambda p: (p.cost_mb, p.recompute_macs))
     out: list[Probe] = []
     for p in points:
