@@ -84,6 +84,9 @@ def _hidden_output(op: str, attrs: Mapping[str, Any]) -> bool:
         and str(attrs.get("global_pool", "False")).lower() not in ("true", "1")
 
 
+_NONE: set[int] = set()     # never added to: the pairs loop below does not run
+
+
 @dataclass(frozen=True)
 class Step:
     phase: str                 # "forward", "recompute" or "backward"
@@ -198,13 +201,20 @@ class Model:
                                  reads, pairs))
         self.heads = [self.fid[(s, k)] for s, k, _ in doc.heads if s in on and (s, k) in size]
 
-    def events(self, tags: Mapping[int, str]) -> list[Event]:
+    def recomputed_by(self, tags: Mapping[int, str]) -> set[int]:
+        """The operators ``tags`` has MXNet recompute (Dropout never is)."""
+        return {i for i, v in tags.items() if v == "True" and i in self.inputs
+                and i not in self.dropout}
+
+    def events(self, tags: Mapping[int, str], mirrored: set[int] | None = None
+               ) -> list[Event]:
         """The steps of one iteration in MXNet's order: (phase, node, tensors made,
         tensors read, in-place candidates as (made index, read index)); tensors are
-        numbers, :attr:`info` and :attr:`nbytes` say what each is."""
+        numbers, :attr:`info` and :attr:`nbytes` say what each is.  ``mirrored``: the
+        recomputed operators when already known (``tags`` is then not read)."""
         out_keys, inputs, fid, mid = self.out_keys, self.inputs, self.fid, self.mid
-        mirrored = {i for i, v in tags.items() if v == "True" and i in inputs
-                    and i not in self.dropout}
+        if mirrored is None:
+            mirrored = self.recomputed_by(tags)
         events = list(self.forward)
         recomputed: set[int] = set()
 
@@ -311,7 +321,8 @@ class Model:
                     total -= live.pop(t)
         return timeline
 
-    def total_mb(self, tags: Mapping[int, str], match_range: int = 16) -> float:
+    def total_mb(self, tags: Mapping[int, str], match_range: int = 16,
+                 mirrored: set[int] | None = None) -> float:
         """What MXNet's ``Total N MB allocated`` should say for training with ``tags``:
         NNVM's static memory planner replayed on the steps of :meth:`simulate` -- in place
         where an operator allows it and the input is at its last use, otherwise a free
@@ -320,7 +331,7 @@ class Model:
         blocks' largest sizes."""
         import bisect
 
-        events = self.events(tags)
+        events = self.events(tags, mirrored)
         nbytes = self.nbytes
         refs_of = [0] * len(nbytes)
         for _, _, _, reads, _ in events:
@@ -354,7 +365,7 @@ class Model:
             return sid
 
         for _, _, makes, reads, pairs in events:
-            taken: set[int] = set()
+            taken: set[int] = set() if pairs else _NONE
             for made, read in pairs:
                 t = makes[made]
                 if read >= len(reads):

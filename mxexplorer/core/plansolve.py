@@ -180,6 +180,8 @@ class ModelSearch:
                  fixed: Iterable[int] = ()):
         self.model = model
         self.base = dict(base)
+        #: what MXNet recomputes when nothing is kept; a kept set leaves out its nodes
+        self.mirrorable = model.recomputed_by(self.base)
         self.fixed = frozenset(fixed)
         self.cache: dict[tuple[int, ...], float] = {}
         self.calls = 0
@@ -191,7 +193,7 @@ class ModelSearch:
         key = self.key(kept)
         if key not in self.cache:
             self.calls += 1
-            self.cache[key] = self.model.total_mb(tags_with(self.base, key))
+            self.cache[key] = self.model.total_mb({}, mirrored=self.mirrorable - set(key))
         return self.cache[key]
 
     def best(self, count: int) -> list[tuple[int, ...]]:
