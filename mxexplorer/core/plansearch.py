@@ -82,7 +82,7 @@ def search_best(search: Search, budget: int, model_calls: int) -> None:
 
 #: operators from which the best search takes the fast budgets: a bind costs 60 ms or
 #: more there, and the model-first search finds as good plans (ResNet-152, batch 32:
-#: 1,182 MB in 2.9 s, against 1,200 MB in 9.5 s with the larger budgets)
+#: 1,182 MB in about 2 s, against 1,219 MB in 9 s with the larger budgets)
 FAST_FROM = 500
 
 
@@ -92,10 +92,10 @@ def budgets(n_ops: int, mode: str = "best") -> tuple[int, int]:
     it, so both are counts of node-visits.  "best" on graphs below :data:`FAST_FROM`
     operators and "thorough" on any: 30,000 node-probes (12 to 400) and 600,000
     node-calls (40 to 5,000); "fast" (and "best" on bigger graphs): 6,000 (8 to 400)
-    and 150,000 (40 to 1,500), a few seconds on any graph."""
+    and 120,000 (40 to 1,500), a few seconds on any graph."""
     n = max(n_ops, 1)
     if mode == "fast" or (mode == "best" and n >= FAST_FROM):
-        return max(8, min(400, 6_000 // n)), max(40, min(1500, 150_000 // n))
+        return max(8, min(400, 6_000 // n)), max(40, min(1500, 120_000 // n))
     return max(12, min(400, 30_000 // n)), max(40, min(5000, 600_000 // n))
 
 

@@ -27,8 +27,19 @@ from typing import Iterable, Mapping, Sequence
 from mxexplorer.core import liveness, opinfo
 from mxexplorer.core.document import GraphDocument
 
-#: periods tried on a run of stage nodes (offsets: first, middle, last)
+#: periods tried on a run of stage nodes, with those near its square root (offsets:
+#: first, middle, last)
 PERIODS = (1, 2, 3, 4, 5, 6, 8, 10, 12)
+
+
+def periods(length: int) -> list[int]:
+    """Periods to try on a run of ``length`` stage nodes, those nearest its square root
+    first (keeping every sqrt(n)-th of n equal blocks is the classic best, Chen et al.
+    2016), so a small budget tries the likely ones."""
+    root = max(1, round(length ** 0.5))
+    near = {root - 1, root, root + 1}
+    return sorted((p for p in set(PERIODS) | near if 1 <= p <= length),
+                  key=lambda p: (abs(p - root), p))
 
 
 def tags_with(base: Mapping[int, str], kept: Iterable[int]) -> dict[int, str]:
@@ -257,7 +268,7 @@ class ModelSearch:
             improved = False
             for run in runs:
                 rest = set(best) - set(run)
-                for period in (p for p in PERIODS if p <= len(run)):
+                for period in periods(len(run)):
                     for offset in sorted({0, period // 2, period - 1}):
                         if self.calls >= limit:
                             return best

@@ -279,6 +279,9 @@ def test_the_solver_chooses_in_the_models_figures_and_mxnet_confirms(zoo) -> Non
     model = liveness.Model(doc, by_entry)
     stages = [i for i in model.order if i in set(memplan.cut_vertices(doc))]
     runs = plansolve.runs(doc, model, stages) or [stages[1::2]]
+    # periods nearest the square root of a run's length first: a small budget tries them
+    assert plansolve.periods(111)[:3] == [11, 10, 12]
+    assert plansolve.periods(3) == [2, 1, 3] and max(plansolve.periods(8)) <= 8
     # the chain program: kept stage nodes, best first by its objective
     chain = plansolve.ChainCost(model, stages)
     plans = plansolve.chain_plans(chain)
