@@ -312,3 +312,24 @@ def test_op_summary_alone_follows_the_analysis_sorts_and_selects(alone, qtbot) -
     # an edit leaves the figures stale until inferred again: the table says so
     session.set_input_shapes({"data": (2, 3, 112, 112)}, infer=False)
     assert panel.table.rowCount() == 0
+
+
+def test_the_threshold_view_says_when_no_threshold_was_costed(qtbot) -> None:
+    """A fast search costs memonger's thresholds with the memory model only: the view
+    said nothing and drew the best plan at threshold 0 on an axis from -0.4 to 0.4
+    (seen in a screenshot of ResNet-152's fast plan)."""
+    from mxexplorer.gui.panels.plan_plot import PlanPlot
+
+    plot = PlanPlot()
+    qtbot.addWidget(plot)
+    base = memplan.Probe("baseline", None, 100.0, True)
+    solver = memplan.Probe("solver", None, 40.0, True, "", (3,), 0.0, 10, 0.5)
+    plot.show_probes([base, solver])
+    title = plot.plot.plotItem.titleLabel
+    assert title.text == PlanPlot.NO_THRESHOLDS and title.isVisible()
+    assert len(plot.local_points.data) == 0 and len(plot.best_point.data) == 0
+    threshold = memplan.Probe("original", 50.0, 60.0, True, "", (2,), 0.0, 5, 0.2)
+    plot.show_probes([base, threshold, solver])
+    assert not title.isVisible()
+    assert len(plot.points.data) == 1 and len(plot.local_points.data) == 1
+    assert len(plot.best_point.data) == 1

@@ -141,13 +141,20 @@ class PlanPlot(ProbePlot):
             return 0.0
         return float(min(ok, key=lambda p: p.cost_mb or 0).threshold_mb or 0)
 
+    #: said above the plot when the search costed no threshold with MXNet
+    NO_THRESHOLDS = "No threshold costed by MXNet (a fast search leaves them to the model)"
+
     @Slot()
     def redraw(self) -> None:
         base = self._show_baseline()
         spots, local, failed, selected = [], [], [], []
         best_x = self._best_threshold()        # once: per probe it was O(n^2) a redraw
+        # without a threshold probe the axis means nothing: say so, draw no point
+        bare = not any(p.threshold_mb is not None for p in self.probes)
+        others = any(p.kind != "baseline" for p in self.probes)
+        self.plot.setTitle(self.NO_THRESHOLDS if bare and others else None, size="9pt")
         for p in self.probes:
-            if p.kind == "baseline":
+            if p.kind == "baseline" or bare:
                 continue
             x = self._probe_x(p, best_x)
             if x is None:
@@ -165,7 +172,7 @@ class PlanPlot(ProbePlot):
         self.failed_points.setData(failed)
         self.selected_point.setData(selected)
         ok = [p for p in self.probes if p.ok and p.kind != "baseline"]
-        if ok:
+        if ok and not bare:
             best = min(ok, key=lambda p: p.cost_mb or 0)
             x = self._probe_x(best, best_x) or 0.0
             self.best_point.setData([{"pos": (x, best.cost_mb), "data": best}])
