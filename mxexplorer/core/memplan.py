@@ -562,8 +562,7 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
         and model calls by graph size, the same plan on any machine), "fast" (the same
         with the small budgets: a few seconds), "thorough" (the larger budgets at any
         size: "best" takes the small ones from 500 operators), "quick" (the original's
-        probes and a
-        10-point sweep) or "original" (the original's 9 probes).
+        probes and a 10-point sweep) or "original" (the original's 9 probes).
     time_limit : a safety net in seconds, not reached on the benchmark networks.
     target : the device the plan is for, when not ``ctx`` (plan on the CPU for a GPU:
         the GPU's rules apply, see :func:`plansearch.never_mirrored`).
@@ -615,10 +614,7 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
         kept, _, tags = search.threshold_plan(threshold_mb)
         search.cost_of(kept, "threshold", threshold_mb, tags)
     else:
-        # the original's probes are costed unless the search is a fast one: then they
-        # are the solver's starts, costed by the model
-        original_thresholds(search, probe=mode in ("original", "quick", "thorough") or (
-            mode == "best" and n_ops < plansearch.FAST_FROM))
+        original_thresholds(search, probe=not plansearch.fast_budgets(n_ops, mode))
         if mode == "quick":
             plansearch.sweep(search, 10)
         if mode in ("best", "fast", "thorough"):

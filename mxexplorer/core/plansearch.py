@@ -1,6 +1,7 @@
 """The plan search: which operators to keep and which MXNet recomputes.
 
-Deterministic: every phase is bounded by a number of probes, never by seconds (a
+Deterministic: every phase is bounded by a number of probes and model calls, never by
+seconds (a
 safety deadline exists but is not reached on the benchmark networks), so the same
 graph and shapes give the same plan on any machine.  Every figure is MXNet's own
 ``Total N MB allocated`` for the tagged graph, and the recompute of a plan is what
@@ -8,8 +9,11 @@ MXNet's gradient pass recomputes, read from the ``_mirror`` nodes of the same bi
 
 Phases after the thresholds (:func:`memplan.plan`):
 
+* solve: plans chosen in the memory model's figures (:mod:`plansolve`), the best of
+  them costed by MXNet;
 * climb: first-improvement hill climbing on the kept set, over the stage nodes, then
-  over every operator, with wider moves once it stops;
+  over every operator, with wider moves once it stops, the moves the model ranks
+  first tried first;
 * trim: at the best memory, stop recomputing the costliest recomputed nodes one by one
   while the memory stays within half a MB: equal memory, less recompute;
 * front: from the best plan towards the unplanned graph, keep recomputed nodes in
@@ -66,7 +70,7 @@ def search_best(search: Search, budget: int, model_calls: int) -> None:
     # the solver's share of the model's calls; the rest ranks the climb's moves (a
     # small budget goes mostly to the solver: its climbs find what few probes cannot)
     share = 0.85 if budget < 20 else 0.67
-    left = budget - solve(search, model, max(3, budget // 10), int(model_calls * share))
+    left = budget - solve(search, model, ops, max(3, budget // 10), int(model_calls * share))
     left -= climb(search, int(left * 0.35))       # the stage nodes, from the best
     left -= climb(search, left // 2, candidates=ops)
     left -= climb(search, left // 3, candidates=ops, wide=True)
@@ -86,6 +90,13 @@ def search_best(search: Search, budget: int, model_calls: int) -> None:
 FAST_FROM = 500
 
 
+def fast_budgets(n_ops: int, mode: str) -> bool:
+    """The search has the small budgets: a fast one, or a best one from
+    :data:`FAST_FROM` operators.  It then leaves the original's thresholds to the
+    model (MXNet does not cost them)."""
+    return mode == "fast" or (mode == "best" and n_ops >= FAST_FROM)
+
+
 def budgets(n_ops: int, mode: str = "best") -> tuple[int, int]:
     """MXNet probes and memory-model calls a search may make after the original's
     thresholds, by graph size: a probe binds the whole graph and a model call replays
@@ -94,15 +105,16 @@ def budgets(n_ops: int, mode: str = "best") -> tuple[int, int]:
     node-calls (40 to 5,000); "fast" (and "best" on bigger graphs): 6,000 (8 to 400)
     and 120,000 (40 to 1,500), a few seconds on any graph."""
     n = max(n_ops, 1)
-    if mode == "fast" or (mode == "best" and n >= FAST_FROM):
+    if fast_budgets(n, mode):
         return max(8, min(400, 6_000 // n)), max(40, min(1500, 120_000 // n))
     return max(12, min(400, 30_000 // n)), max(40, min(5000, 600_000 // n))
 
 
-def solve(search: Search, model: plansolve.ModelSearch, verify: int, calls: int) -> int:
+def solve(search: Search, model: plansolve.ModelSearch, ops: Sequence[int], verify: int,
+          calls: int) -> int:
     """Plans chosen in the memory model's figures (:mod:`plansolve`): the thresholds'
     and the chain program's kept sets, then climbs by roles, stage nodes, single
-    operators and wider moves until none pays, within ``calls`` model calls; the
+    operators (``ops``) and wider moves until none pays, within ``calls`` model calls; the
     ``verify`` best the model found (half a MB apart) are costed by MXNet (kind
     ``solver``).  Returns the probes spent."""
     doc = search.doc
@@ -116,7 +128,6 @@ def solve(search: Search, model: plansolve.ModelSearch, verify: int, calls: int)
     for kept in ranked[:max(4, calls // 10)]:
         search.token.check()
         model(kept)
-    ops = [i for i in model.model.order if i not in model.model.dropout]
     roles = plansolve.roles(doc, model.model, search.stages)
     runs = plansolve.runs(doc, model.model, search.stages)
     best = model.best(1)[0]

@@ -1,28 +1,31 @@
 """Plans chosen with the memory model, before MXNet is asked: the planner's solver.
 
-MXNet's bind is the judge of every plan shown (10-500 ms a probe), the memory model
-(:mod:`liveness`, 1-70 ms, within 10 % of MXNet) chooses which plans are worth a bind:
+MXNet's bind is the judge of every plan shown (10-500 ms a probe); the memory model
+(:mod:`liveness`, a few ms, its median error 0.8 % over the benchmark searches) chooses
+which plans are worth a bind:
 
 * :func:`chain_plans`, a dynamic program over the stage chain.  Keeping stage nodes
   ``K`` (all else recomputed) costs about the bytes kept plus the largest segment
   recomputed at once: ``sum(size(k) for k in K) + max(segment between kept nodes)``,
   a segment weighing the bytes of its outputs that some backward reads.  For each
   bound on the segment the least kept bytes is a sliding-window minimum over the
-  chain (linear), so every bound of a fine grid is solved exactly; the objective
-  ranks the plans, the memory model picks among the best.
+  chain (linear), so every bound of a fine grid is solved exactly.  The objective
+  tracks the live peak, not MXNet's allocator: its plans are starting points.
+* :func:`runs`: like stage nodes in a row (a stage's block outputs), where good plans
+  are periodic (:meth:`ModelSearch.climb_periodic`).
 * :func:`roles`: operators that play the same part in repeated blocks (the same op
   at the same place after the same kind of stage, in segments of the same length),
-  kept or recomputed together: one move of the model's climb decides, say, "keep
-  every bottleneck's first 1x1 convolution" for all fifty blocks of a ResNet-152.
-* :class:`ModelSearch`: a climb in the model's figures (roles, then stage moves,
-  then single operators), deterministic, bounded by a number of model calls.
+  kept or recomputed together: one move decides, say, "keep every bottleneck's first
+  1x1 convolution" for all fifty blocks of a ResNet-152.
+* :class:`ModelSearch`: climbs in the model's figures over those moves, stage nodes
+  and single operators, deterministic, bounded by a number of model calls.
 
 No Qt, no MXNet.
 """
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from mxexplorer.core import liveness, opinfo
 from mxexplorer.core.document import GraphDocument
@@ -40,14 +43,6 @@ def periods(length: int) -> list[int]:
     near = {root - 1, root, root + 1}
     return sorted((p for p in set(PERIODS) | near if 1 <= p <= length),
                   key=lambda p: (abs(p - root), p))
-
-
-def tags_with(base: Mapping[int, str], kept: Iterable[int]) -> dict[int, str]:
-    """``base`` (every output recomputed) with ``kept`` tagged False."""
-    tags = dict(base)
-    for k in kept:
-        tags[k] = "False"
-    return tags
 
 
 class ChainCost:
@@ -211,74 +206,68 @@ class ModelSearch:
         """The ``count`` least-memory kept sets seen, least first."""
         return sorted(self.cache, key=lambda k: (self.cache[k], k))[:count]
 
-    def climb_groups(self, start: tuple[int, ...], groups: Sequence[Sequence[int]],
-                     budget: int) -> tuple[int, ...]:
-        """Keep (or stop keeping) each group whole while the model says it pays, in
-        passes until none does; at most ``budget`` calls."""
+    def _climb(self, start: tuple[int, ...], budget: int,
+               moves: Callable[[Callable[[], tuple[int, ...]]], Iterable[Iterable[int]]],
+               restart: bool = False) -> tuple[int, ...]:
+        """Passes over ``moves(best)`` (``best()`` is the best kept set so far) until a
+        pass changes nothing, at most ``budget`` calls.  A move the model puts half a MB
+        below the best becomes the best; ``restart``: the pass then starts again from it
+        (first improvement), and moves costed before are passed over."""
         best, cost = self.key(start), self(start)
         limit = self.calls + budget
+
+        def current() -> tuple[int, ...]:      # the best as it stands when asked
+            return best
+
         improved = True
         while improved and self.calls < limit:
             improved = False
-            for group in groups:
+            for candidate in moves(current):
                 if self.calls >= limit:
-                    break
-                members = set(group)
-                move = self.key(set(best) - members) if members <= set(best) else \
-                    self.key(set(best) | members)
-                if move in self.cache and self.cache[move] >= cost - 0.5:
+                    return best
+                move = self.key(candidate)
+                if restart and move in self.cache:
                     continue
                 if self(move) < cost - 0.5:
                     best, cost, improved = move, self.cache[move], True
+                    if restart:
+                        break
         return best
+
+    def climb_groups(self, start: tuple[int, ...], groups: Sequence[Sequence[int]],
+                     budget: int) -> tuple[int, ...]:
+        """Keep (or stop keeping) each group whole while the model says it pays."""
+        def moves(best: Callable[[], tuple[int, ...]]) -> Iterator[set[int]]:
+            for group in groups:
+                members, now = set(group), set(best())
+                yield now - members if members <= now else now | members
+
+        return self._climb(start, budget, moves)
 
     def climb_moves(self, start: tuple[int, ...], order: Sequence[int], budget: int,
                     wide: bool = False) -> tuple[int, ...]:
         """First-improvement climb over :func:`plansearch.near_moves` (``wide``:
-        :func:`plansearch.wide_moves`) in ``order``, at most ``budget`` calls."""
+        :func:`plansearch.wide_moves`) in ``order``."""
         from mxexplorer.core.plansearch import near_moves, wide_moves
 
         moves_of = wide_moves if wide else near_moves
         index = {n: k for k, n in enumerate(order)}
-        best, cost = self.key(start), self(start)
-        limit = self.calls + budget
-        improved = True
-        while improved and self.calls < limit:
-            improved = False
-            for move in moves_of(list(best), list(order), index):
-                if self.calls >= limit:
-                    break
-                move = self.key(move)
-                if move in self.cache:
-                    continue
-                if self(move) < cost - 0.5:
-                    best, cost, improved = move, self.cache[move], True
-                    break
-        return best
+        return self._climb(start, budget, lambda best: moves_of(list(best()), list(order),
+                                                                 index), restart=True)
 
     def climb_periodic(self, start: tuple[int, ...], runs: Sequence[Sequence[int]],
                        budget: int) -> tuple[int, ...]:
         """Per run of like stage nodes (a ResNet stage's block outputs), the best of
-        keeping every p-th from offset o, or none, the other runs as they are; rounds
-        until none changes, at most ``budget`` calls."""
-        best, cost = self.key(start), self(start)
-        limit = self.calls + budget
-        improved = True
-        while improved and self.calls < limit:
-            improved = False
+        keeping every p-th from offset o, or none, the other runs as they are."""
+        def moves(best: Callable[[], tuple[int, ...]]) -> Iterator[set[int]]:
             for run in runs:
-                rest = set(best) - set(run)
+                rest = set(best()) - set(run)
                 for period in periods(len(run)):
                     for offset in sorted({0, period // 2, period - 1}):
-                        if self.calls >= limit:
-                            return best
-                        move = self.key(rest | set(run[offset::period]))
-                        if self(move) < cost - 0.5:
-                            best, cost, improved = move, self.cache[move], True
-                move = self.key(rest)
-                if self(move) < cost - 0.5:
-                    best, cost, improved = move, self.cache[move], True
-        return best
+                        yield rest | set(run[offset::period])
+                yield rest
+
+        return self._climb(start, budget, moves)
 
     def distinct_best(self, count: int) -> list[tuple[int, ...]]:
         """Up to ``count`` of the least-memory kept sets, at least half a MB apart in the
