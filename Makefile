@@ -10,7 +10,7 @@ PYTHON ?= $(shell for p in python3.11 python3.10 python3.9 python3; do \
 VENV    := .venv
 VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
-EXAMPLE := resources/examples/resnet18_v1-symbol.json
+EXAMPLE := mxexplorer/resources/examples/resnet18_v1-symbol.json
 # What PySide6's xcb plugin (libqxcb.so, libQt6XcbQpa) links against on Debian/Ubuntu,
 # from ldd, plus libxcb-cursor0, which Qt 6.5+ loads at run time.  A plain X server
 # often lacks libxcb-icccm4 and libxcb-keysyms1 (Qt's message names only xcb-cursor0).

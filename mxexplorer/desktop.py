@@ -65,13 +65,8 @@ def launch_command() -> str:
 
 
 def _resource_text(name: str) -> bytes:
-    """A file of ``resources/``: from the installed package, or the source tree."""
-    try:
-        return resources.files("mxexplorer.resources").joinpath(name).read_bytes()
-    except ModuleNotFoundError:
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        with open(os.path.join(here, "resources", name), "rb") as fh:
-            return fh.read()
+    """A file of the package's ``resources/`` folder."""
+    return resources.files("mxexplorer.resources").joinpath(name).read_bytes()
 
 
 def _desktop_entry() -> bytes:

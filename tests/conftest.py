@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
 DATA = pathlib.Path(__file__).resolve().parent / "data"
-EXAMPLES = REPO / "resources" / "examples"
+EXAMPLES = REPO / "mxexplorer" / "resources" / "examples"
 
 
 @pytest.fixture

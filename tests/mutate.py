@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SEEDS = [ROOT / "resources" / "examples" / "mlp-symbol.json",
+SEEDS = [ROOT / "mxexplorer" / "resources" / "examples" / "mlp-symbol.json",
          ROOT / "tests" / "data" / "duplicate_names-symbol.json",
          ROOT / "tests" / "data" / "unknown_op-symbol.json"]
 CORPUS = ROOT.parent / "shared" / "corpus"

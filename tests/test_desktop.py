@@ -95,11 +95,11 @@ def test_uninstall_without_install_is_one_line(tmp_path) -> None:
 
 def test_the_desktop_entry_is_valid() -> None:
     name = "mxexplorer.desktop"
-    text = (REPO / "resources" / "desktop" / name).read_text()
+    text = (REPO / "mxexplorer" / "resources" / "desktop" / name).read_text()
     assert text.startswith("[Desktop Entry]\n")
     keys = dict(line.split("=", 1) for line in text.splitlines()[1:] if "=" in line)
     assert keys["Type"] == "Application" and keys["Icon"] == "mxexplorer"
     assert keys["Exec"].endswith("%F") and keys["MimeType"] == f"{MIME};"
     if shutil.which("desktop-file-validate"):
-        subprocess.run(["desktop-file-validate", str(REPO / "resources" / "desktop" / name)],
+        subprocess.run(["desktop-file-validate", str(REPO / "mxexplorer" / "resources" / "desktop" / name)],
                        check=True)

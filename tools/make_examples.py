@@ -1,4 +1,4 @@
-"""Regenerate the networks in resources/examples/ (needs MXNet 1.9.1).
+"""Regenerate the networks in mxexplorer/resources/examples/ (needs MXNet 1.9.1).
 
 * ``resnet18_v1-symbol.json``: a Gluon model-zoo ResNet-18 export (no weights shipped).
 * ``mlp-symbol.json`` + ``mlp-0000.params``: a small checkpoint pair, with random weights.
@@ -12,7 +12,7 @@ import mxnet as mx
 from mxnet.gluon.model_zoo import vision
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                   "resources", "examples")
+                   "mxexplorer", "resources", "examples")
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from tests.conftest import REPO
 
 DATA = os.path.join(REPO, "tests", "data")
 SIX_GPUS = os.path.join(DATA, "gpus", "cu112-six-gpus.json")
-EXAMPLE = os.path.join(REPO, "resources", "examples", "resnet18_v1-symbol.json")
+EXAMPLE = os.path.join(REPO, "mxexplorer", "resources", "examples", "resnet18_v1-symbol.json")
 
 
 def cu112() -> gpu.BuildArchs:

@@ -1,0 +1,155 @@
+"""The package as users get it (issue 23).
+
+``make`` installs mxexplorer in editable mode, so every other test runs the source tree.
+Here the sdist and the wheel are built from the tree (the wheel from the sdist, as
+``python -m build`` does: a file the sdist forgets is missing from the wheel too), the
+wheel is checked against the tree file by file, installed (not editable) into a fresh
+virtual environment outside the tree, and the first commands a new user runs are run
+from there, in a folder that is not the checkout.
+
+The fresh environment takes mxexplorer's dependencies (PySide6, numpy, MXNet) from the
+test environment through a ``.pth`` line instead of downloading them again: a path
+line in a ``.pth`` adds that folder to ``sys.path`` without running its ``.pth`` files,
+so the editable install living there stays inert and ``import mxexplorer`` finds the
+installed wheel (asserted below).
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import site
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import zipfile
+
+import pytest
+
+from tests.conftest import REPO
+
+#: files of the tree that are not part of the package
+_SKIP_PARTS = {"__pycache__", ".mypy_cache", ".ruff_cache"}
+
+
+def _tree_files() -> set[str]:
+    """Every file the installed package must carry, as its path inside the wheel."""
+    files: set[str] = set()
+    for top, inside in (("mxexplorer", "mxexplorer"), ("resources", "mxexplorer/resources")):
+        folder = REPO / top
+        if not folder.is_dir():
+            continue
+        for path in folder.rglob("*"):
+            if path.is_file() and not _SKIP_PARTS & set(path.parts) \
+                    and path.suffix not in (".pyc", ".pyo"):
+                files.add(f"{inside}/{path.relative_to(folder).as_posix()}")
+    return files
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pathlib.Path]:
+    out = tmp_path_factory.mktemp("dist")
+    env = {**os.environ, "PYTHONWARNINGS": "default"}
+    done = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir",
+                           str(out), str(REPO)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    wheels, sdists = list(out.glob("*.whl")), list(out.glob("*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1, list(out.iterdir())
+    return {"wheel": wheels[0], "sdist": sdists[0], "log": _log(out, done)}
+
+
+def _log(out: pathlib.Path, done: subprocess.CompletedProcess[str]) -> pathlib.Path:
+    path = out / "build.log"
+    path.write_text(done.stdout + done.stderr)
+    return path
+
+
+def test_the_build_prints_no_deprecation_or_ignored_package(built) -> None:
+    log = built["log"].read_text()
+    for banner in ("deprecated", "Package would be ignored", "SetuptoolsDeprecationWarning",
+                   "is absent from the `packages` configuration"):
+        assert banner not in log, f"{banner!r} in the build's output:\n{log[-3000:]}"
+
+
+def test_the_wheel_carries_every_module_and_resource_of_the_tree(built) -> None:
+    with zipfile.ZipFile(built["wheel"]) as whl:
+        names = set(whl.namelist())
+        meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        metadata = whl.read(meta).decode()
+        licenses = [n for n in names if ".dist-info/licenses/" in n]
+    carried = {n for n in names if not n.split("/")[0].endswith(".dist-info")}
+    missing = sorted(_tree_files() - carried)
+    assert not missing, f"{len(missing)} files of the tree are not in the wheel: {missing}"
+    assert "mxexplorer/gui/panels/__init__.py" in carried
+    assert "mxexplorer/resources/examples/resnet18_v1-symbol.json" in carried
+    assert not {n for n in carried if n.startswith(("tests/", "benchmarks/", "tools/"))}
+    # the license as a PEP 639 expression, and its text in the wheel
+    assert "License-Expression: Apache-2.0" in metadata
+    assert any(n.endswith("/LICENSE") for n in licenses), licenses
+
+
+def test_the_sdist_carries_the_sources_the_license_and_the_tests(built) -> None:
+    with tarfile.open(built["sdist"]) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    for needed in ("pyproject.toml", "README.md", "LICENSE", "Makefile",
+                   "mxexplorer/gui/panels/__init__.py", "tests/conftest.py"):
+        assert needed in names, needed
+    inside = {n.replace("resources/", "mxexplorer/resources/", 1)
+              if n.startswith("resources/") else n for n in names}
+    missing = sorted(_tree_files() - inside)
+    assert not missing, missing
+
+
+def _fresh_venv(root: pathlib.Path, wheel: pathlib.Path) -> pathlib.Path:
+    """A new virtual environment with the wheel installed (not editable); the test
+    environment's packages reachable for mxexplorer's dependencies."""
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
+    python = venv / "bin" / "python"
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
+                           "--no-deps", "--no-index", "-q", str(wheel)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    purelib = subprocess.run([str(python), "-c",
+                              "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    ours = [p for p in site.getsitepackages() if os.path.isdir(p)] or \
+        [sysconfig.get_paths()["purelib"]]
+    pathlib.Path(purelib, "zz_mxexplorer_test_deps.pth").write_text("\n".join(ours) + "\n")
+    return venv
+
+
+def test_the_installed_wheel_runs_outside_the_tree(built, tmp_path) -> None:
+    venv = _fresh_venv(tmp_path, built["wheel"])
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    env.update(QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path / "home"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(list(argv), capture_output=True, text=True, cwd=str(work),
+                              env=env, timeout=600)
+
+    where = run(str(venv / "bin" / "python"), "-c",
+                "import mxexplorer, mxexplorer.gui.panels as p; print(mxexplorer.__file__)")
+    assert where.returncode == 0, where.stderr[-2000:]
+    assert pathlib.Path(where.stdout.strip()).is_relative_to(venv), where.stdout
+    tool = str(venv / "bin" / "mxexplorer")
+    version = run(tool, "--version")
+    assert version.returncode == 0 and version.stdout.startswith("mxexplorer "), version
+    example = run(str(venv / "bin" / "python"), "-c",
+                  "from importlib import resources; print(resources.files("
+                  "'mxexplorer.resources') / 'examples' / 'resnet18_v1-symbol.json')")
+    example_path = example.stdout.strip()
+    assert pathlib.Path(example_path).is_relative_to(venv), example
+    info = run(tool, "info", example_path)
+    assert info.returncode == 0 and "resnetv10_dense0_fwd" in info.stdout, info
+    infer = run(tool, "infer", example_path, "--shape", "data=1,3,224,224")
+    assert infer.returncode == 0 and "(1, 1000)" in infer.stdout, infer.stderr[-2000:]
+    shot = work / "shot.png"
+    picture = run(tool, example_path, "--shape", "data=1,3,224,224", "--screenshot", str(shot))
+    assert picture.returncode == 0, picture.stderr[-3000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
