@@ -331,6 +331,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mxexplorer {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # every subcommand takes --debug too (after it, as users type it)
+    original_add = sub.add_parser
+
+    def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        p = original_add(name, **kwargs)
+        p.add_argument("--debug", action="store_true", help="show tracebacks")
+        return p
+
+    sub.add_parser = add_parser  # type: ignore[method-assign]
 
     p = sub.add_parser("info", help="format, counts, inputs, outputs and ops of a file")
     p.add_argument("file")
@@ -418,6 +427,9 @@ def build_gui_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shape", action="append", metavar="NAME=D1,D2,...")
     parser.add_argument("--screenshot", metavar="OUT.png",
                         help="write a PNG of the window once loaded, then exit")
+    parser.add_argument("--screen", metavar="WxH", type=_screen_size,
+                        help="with --screenshot: the screen size the first window is "
+                             "made for (1400x860)")
     parser.add_argument("--theme", choices=("system", "light", "dark"),
                         help="colours for this run (View > Theme remembers a choice)")
     group = parser.add_mutually_exclusive_group()
@@ -428,6 +440,16 @@ def build_gui_parser() -> argparse.ArgumentParser:
                        help="remove exactly what --install-desktop added")
     parser.add_argument("--debug", action="store_true")
     return parser
+
+
+def _screen_size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not WIDTHxHEIGHT") from None
+    if not (320 <= width <= 16384 and 240 <= height <= 16384):
+        raise argparse.ArgumentTypeError(f"{text}: width 320-16384, height 240-16384")
+    return width, height
 
 
 def _desktop(install: bool) -> int:
@@ -449,6 +471,12 @@ def _fail(message: str, code: int = 2) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    # --debug before the subcommand as after it: every internal error asks for it
+    lead = 0
+    while lead < len(argv) and argv[lead] == "--debug":
+        lead += 1
+    if lead and lead < len(argv) and argv[lead] in SUBCOMMANDS:
+        argv = argv[lead:] + ["--debug"]
     if argv and argv[0] in SUBCOMMANDS:
         # a short run that makes millions of objects and no cycles: the collector's
         # passes over a growing heap were a third of `info` on a 100,000-node graph
@@ -468,8 +496,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         shapes = _shape_args(gui_args.shape)
         from mxexplorer.gui.app import run
 
+        if gui_args.screen and not gui_args.screenshot:
+            raise UserError("--screen goes with --screenshot (the window itself fits the "
+                            "screen it opens on)")
         return run(gui_args.files, shapes=shapes, screenshot=gui_args.screenshot,
-                   theme=gui_args.theme)
+                   theme=gui_args.theme, screen=gui_args.screen)
     except MXNetMissingError as exc:
         return _fail(str(exc))
     except UserError as exc:

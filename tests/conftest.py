@@ -13,6 +13,11 @@ import pathlib  # noqa: E402
 import pytest  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+#: how long a test waits for what takes seconds on a quiet machine.  Waits end as soon
+#: as their condition holds, so only a hang ever reaches this: a 2-core machine beside
+#: a CPU hog ran the suite five times slower, and no wait may decide a test there.
+WAIT_MS = 600_000
+WAIT_S = WAIT_MS // 1000
 CORPUS = REPO.parent / "shared" / "corpus"
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 EXAMPLES = REPO / "mxexplorer" / "resources" / "examples"

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import EXAMPLES, REPO, WAIT_S
 
 MIME = "application/x-mxnet-symbol+json"
 
@@ -21,7 +21,7 @@ def _env(home) -> dict:
 
 def _cli(home, *args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mxexplorer", *args], env=_env(home),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=WAIT_S)
 
 
 def _tree(root) -> dict:
@@ -101,5 +101,5 @@ def test_the_desktop_entry_is_valid() -> None:
     assert keys["Type"] == "Application" and keys["Icon"] == "mxexplorer"
     assert keys["Exec"].endswith("%F") and keys["MimeType"] == f"{MIME};"
     if shutil.which("desktop-file-validate"):
-        subprocess.run(["desktop-file-validate", str(REPO / "mxexplorer" / "resources" / "desktop" / name)],
-                       check=True)
+        entry = REPO / "mxexplorer" / "resources" / "desktop" / name
+        subprocess.run(["desktop-file-validate", str(entry)], check=True)

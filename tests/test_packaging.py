@@ -26,7 +26,7 @@ import zipfile
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, WAIT_S
 
 #: files of the tree that are not part of the package
 _SKIP_PARTS = {"__pycache__", ".mypy_cache", ".ruff_cache"}
@@ -52,7 +52,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pathlib.Path]:
     env = {**os.environ, "PYTHONWARNINGS": "default"}
     done = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir",
                            str(out), str(REPO)], capture_output=True, text=True,
-                          env=env, timeout=600)
+                          env=env, timeout=WAIT_S)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     wheels, sdists = list(out.glob("*.whl")), list(out.glob("*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, list(out.iterdir())
@@ -106,11 +106,11 @@ def _fresh_venv(root: pathlib.Path, wheel: pathlib.Path) -> pathlib.Path:
     environment's packages reachable for mxexplorer's dependencies."""
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
-                   timeout=120)
+                   timeout=WAIT_S)
     python = venv / "bin" / "python"
     done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
                            "--no-deps", "--no-index", "-q", str(wheel)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=WAIT_S)
     assert done.returncode == 0, done.stderr[-3000:]
     purelib = subprocess.run([str(python), "-c",
                               "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -131,7 +131,7 @@ def test_the_installed_wheel_runs_outside_the_tree(built, tmp_path) -> None:
 
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(list(argv), capture_output=True, text=True, cwd=str(work),
-                              env=env, timeout=600)
+                              env=env, timeout=WAIT_S)
 
     where = run(str(venv / "bin" / "python"), "-c",
                 "import mxexplorer, mxexplorer.gui.panels as p; print(mxexplorer.__file__)")

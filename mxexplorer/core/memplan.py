@@ -28,7 +28,7 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from mxexplorer.core import opinfo, stats, symbol_io
 from mxexplorer.core.document import GraphDocument, GraphSnapshot, NodeKind
@@ -405,6 +405,84 @@ def parse_total_mb(debug_str: str) -> float:
     return float(match.group(1))
 
 
+@dataclass(frozen=True)
+class Measured:
+    """What a plan costs: MB for training, and the operators recomputed in backward."""
+
+    mb: float
+    recomputed: tuple[int, ...]
+
+
+class CostFunction(Protocol):
+    """What the search asks of a cost: the unplanned graph's MB, and a tagging's."""
+
+    #: what the figures are, for the words of a plan ("MXNet", "the memory model")
+    source: str
+
+    def baseline(self, doc: GraphDocument) -> float: ...
+
+    def measure(self, doc: GraphDocument, tags: Mapping[int, str]) -> Measured: ...
+
+
+#: builds the cost of one search: (document, per-entry shapes, input shapes, device)
+CostFactory = Callable[[GraphDocument, Mapping[tuple[int, int], Shape],
+                        Mapping[str, Shape], str, str], CostFunction]
+
+
+class MXNetCost:
+    """MXNet's own ``Total N MB allocated`` (:class:`CostOracle`), and the nodes its
+    gradient pass really recomputes, read from the same bind's ``_mirror`` copies."""
+
+    source = "MXNet"
+
+    def __init__(self, oracle: CostOracle):
+        self.oracle = oracle
+        self._op_index: dict[str, int] = {}
+
+    def baseline(self, doc: GraphDocument) -> float:
+        return self.oracle(tagged_dict(doc, {}))
+
+    def measure(self, doc: GraphDocument, tags: Mapping[int, str]) -> Measured:
+        mb = self.oracle.cost_of_tags(doc, tags)
+        if not self._op_index:
+            self._op_index.update((n.name, i) for i, n in enumerate(doc.nodes)
+                                  if not n.is_variable)
+        nodes = (self._op_index.get(name) for name in self.oracle.mirrored)
+        return Measured(mb, tuple(sorted(i for i in nodes if i is not None)))
+
+
+def mxnet_cost(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
+               shapes: Mapping[str, Shape], ctx: str, dtype: str) -> CostFunction:
+    """The default :data:`CostFactory`: MXNet binds every plan (10-500 ms each)."""
+    return MXNetCost(CostOracle(shapes, ctx, {k: dtype for k in shapes}))
+
+
+class ModelCost:
+    """The memory model's figures (:mod:`liveness`, a few ms a plan, no MXNet): its
+    median error is 0.8 % against MXNet's over the benchmark searches.  For tests of the
+    search itself, and for estimates where MXNet cannot run."""
+
+    source = "the memory model"
+
+    def __init__(self, doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape]):
+        from mxexplorer.core import liveness
+
+        self.model = liveness.Model(doc, by_entry)
+
+    def baseline(self, doc: GraphDocument) -> float:
+        return self.model.total_mb({})
+
+    def measure(self, doc: GraphDocument, tags: Mapping[int, str]) -> Measured:
+        return Measured(self.model.total_mb(tags),
+                        tuple(sorted(self.model.recomputed_by(tags))))
+
+
+def model_cost(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
+               shapes: Mapping[str, Shape], ctx: str, dtype: str) -> CostFunction:
+    """A :data:`CostFactory` of the memory model (:class:`ModelCost`)."""
+    return ModelCost(doc, by_entry)
+
+
 # ------------------------------------------------------------------ search
 @dataclass
 class Search:
@@ -412,7 +490,7 @@ class Search:
     by_entry: Mapping[tuple[int, int], Shape]
     stages: dict[int, str]
     stage_source: str
-    oracle: CostOracle
+    oracle: CostFunction
     gstats: stats.GraphStats
     progress: Progress
     token: CancelToken
@@ -430,19 +508,11 @@ class Search:
     total: int = 1
     #: operator nodes every plan keeps (cuDNN BatchNorm on a GPU: see :func:`never_mirrored`)
     fixed: frozenset[int] = frozenset()
-    _op_index: dict[str, int] = field(default_factory=dict)
 
     #: kept sets the solver starts from besides the costed ones
     starts: list[tuple[int, ...]] = field(default_factory=list)
     #: the nodes MXNet recomputes under each costed kept set
     mirrored: dict[tuple[int, ...], tuple[int, ...]] = field(default_factory=dict)
-
-    def mirrored_nodes(self, names: Iterable[str]) -> tuple[int, ...]:
-        """The operator nodes MXNet recomputes, from their ``_mirror`` copies' names."""
-        if not self._op_index:
-            self._op_index.update((n.name, i) for i, n in enumerate(self.doc.nodes)
-                                  if not n.is_variable)
-        return tuple(sorted(i for i in map(self._op_index.get, names) if i is not None))
 
     def macs_of(self, nodes: Iterable[int]) -> int:
         per_node = self.gstats.per_node
@@ -472,10 +542,11 @@ class Search:
             tags = {**tags, **{i: "False" for i in self.fixed}}
         macs: int | None = None
         try:
-            cost: float | None = self.oracle.cost_of_tags(
+            measured = self.oracle.measure(
                 self.doc, tags if tags is not None else tags_for_kept(self.doc, key))
-            self.mirrored[key] = self.mirrored_nodes(self.oracle.mirrored)
-            macs, reason = self.macs_of(self.mirrored[key]), ""
+            cost: float | None = measured.mb
+            self.mirrored[key] = measured.recomputed
+            macs, reason = self.macs_of(measured.recomputed), ""
         except Exception as exc:  # noqa: BLE001 - a failed probe is data, the search goes on
             cost, reason = None, _failure(exc)
         self.costs[key] = cost
@@ -502,10 +573,9 @@ class Search:
 
 
 def _baseline(search: Search) -> float:
-    graph = tagged_dict(search.doc, {})
     start = time.perf_counter()
     try:
-        cost = search.oracle(graph)
+        cost = search.oracle.baseline(search.doc)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"MXNet cannot bind the graph for training: {_failure(exc)}") from None
     search.emit(Probe("baseline", None, cost, True, "", (), time.perf_counter() - start))
@@ -551,7 +621,8 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
          stages: str = "file", threshold_mb: int | None = None, mode: str = "best",
          time_limit: float = 300.0, dtype: str = "float32",
          progress: Progress = no_progress, token: CancelToken | None = None,
-         on_probe: ProbeCallback | None = None, target: str | None = None) -> PlanResult:
+         on_probe: ProbeCallback | None = None, target: str | None = None,
+         cost: CostFactory | None = None) -> PlanResult:
     """Plan a document snapshot for training at ``shapes`` on ``ctx``.
 
     Parameters
@@ -566,6 +637,8 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     time_limit : a safety net in seconds, not reached on the benchmark networks.
     target : the device the plan is for, when not ``ctx`` (plan on the CPU for a GPU:
         the GPU's rules apply, see :func:`plansearch.never_mirrored`).
+    cost : what a plan costs (:data:`CostFactory`); by default MXNet's own report
+        (:func:`mxnet_cost`), :func:`model_cost` for the memory model without MXNet.
 
     Raises
     ------
@@ -598,9 +671,9 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
         raise UserError("the graph has no cut vertex to use as a stage")
     gstats = stats.compute(doc, result)
     node_macs = {i: ns.macs for i, ns in gstats.per_node.items() if ns.macs}
-    oracle = CostOracle(shapes, ctx, {k: dtype for k in shapes})
+    oracle = (cost or mxnet_cost)(doc, result.by_entry, shapes, ctx, dtype)
     search = Search(doc, result.by_entry, stage_map, stages, oracle, gstats, progress,
-                     token, on_probe)
+                    token, on_probe)
     from mxexplorer.core import plansearch
 
     search.fixed = plansearch.never_mirrored(doc, target or ctx)

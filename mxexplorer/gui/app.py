@@ -55,10 +55,16 @@ def configure_threads(app: object) -> None:
         _collector = GarbageCollector(interval=0.5)
 
 
+#: the screen a screenshot pictures the first window on, unless told
+SCREENSHOT_SCREEN = (1400, 860)
+
+
 def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = None,
-        screenshot: str | None = None, theme: str | None = None) -> int:
+        screenshot: str | None = None, theme: str | None = None,
+        screen: tuple[int, int] | None = None) -> int:
     """Open the main window on ``files``; with ``screenshot``, save a PNG and exit.
-    ``theme`` ("system", "light", "dark") overrides the remembered choice for this run."""
+    ``theme`` ("system", "light", "dark") overrides the remembered choice for this run;
+    ``screen`` (width, height): the screen a screenshot's first window is made for."""
     if screenshot and not os.environ.get("QT_QPA_PLATFORM") and not _has_display():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     if not _has_display():
@@ -91,7 +97,14 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
     settings = settings or Settings()
     themes().set_preference(theme or settings.theme())
     window = MainWindow(settings)
-    window.restore_layout()
+    if screenshot:
+        from PySide6.QtCore import QRect
+
+        # the first window a user gets on a screen of this size (unmaximised: the
+        # picture is the window's own area, whatever the screen Qt runs on here)
+        window.place_first(QRect(0, 0, *(screen or SCREENSHOT_SCREEN)), maximise=False)
+    else:
+        window.restore_layout()
     if server is not None:
         # edits a crashed or killed run left behind, offered once the window is up
         QTimer.singleShot(300, window, window.offer_recovery)
@@ -110,8 +123,6 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
         if shapes:
             window.infer_blocking(dict(shapes))
         break
-    if screenshot:
-        window.resize(1400, 860)
     window.show()
     if screenshot:
         from PySide6.QtWidgets import QApplication

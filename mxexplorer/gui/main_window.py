@@ -12,7 +12,7 @@ import os
 import time
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtCore import QRect, Qt, QTimer, Slot
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -62,15 +62,38 @@ def all_windows() -> list[MainWindow]:
 
 def quit_all() -> bool:
     """Close every window, asking once for each modified document; stops at the first
-    Cancel (True when all closed)."""
+    Cancel (True when all closed).  Then every other window of the process (Compare
+    windows, the command palette, help): one left open kept the process running."""
+    from PySide6.QtWidgets import QApplication
+
     for window in all_windows():
         if not window.close():
             return False
+    for top in QApplication.topLevelWidgets():
+        if top.isWindow() and top.isVisible():
+            top.close()
     return True
 
 
 #: what the internals dock needs for its name, op and shape columns (and a scroll bar)
 TREE_WIDTH = 430
+#: the attribute editor's share of a first window's width, and its least width
+INSPECTOR_SHARE, INSPECTOR_WIDTH = 0.22, 280
+#: screens up to this size get a first window that fills them (a laptop's 1280x800);
+#: larger ones a window of 85 % of each side, centred
+FILL_SCREEN_UP_TO = (1440, 900)
+
+
+def first_geometry(available: QRect) -> tuple[QRect, bool]:
+    """Where a first window (no saved layout) goes on a screen's available area, and
+    whether it is maximised."""
+    fill = available.width() <= FILL_SCREEN_UP_TO[0] or \
+        available.height() <= FILL_SCREEN_UP_TO[1]
+    width, height = (available.width(), available.height()) if fill else \
+        (int(available.width() * 0.85), int(available.height() * 0.85))
+    rect = QRect(0, 0, width, height)
+    rect.moveCenter(available.center())
+    return rect, fill
 
 
 def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequence]:
@@ -103,6 +126,9 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         self._building_memory: MemoryPanel | None = None
         self._confirmed_overwrite = False
         self._shown = False
+        #: no saved layout: the docks are sized for this window on its first show, and
+        #: the planner's dock again once its panel is in
+        self._first_layout = self.settings.window_state() is None
         self._open_job = workers.JobSlot(self)
         self._open_job.finished.connect(self._on_file_opened)
         self._open_job.failed.connect(self._on_file_open_failed)
@@ -185,6 +211,9 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector_dock)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.shapes_dock)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.memory_dock)
+        # the attribute editor and the input shapes keep the full height: under them the
+        # planner's dock could not be taller than what their least heights left
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.resizeDocks([self.tree_dock, self.inspector_dock], [760, 380],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.memory_dock], [250], Qt.Orientation.Vertical)
@@ -213,8 +242,11 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         edit_menu = bar.addMenu("&Edit")
         self.undo_action = edit_menu.addAction("&Undo", QKeySequence.StandardKey.Undo,
                                                self._on_undo_triggered)
-        self.redo_action = edit_menu.addAction("&Redo", QKeySequence.StandardKey.Redo,
-                                               self._on_redo_triggered)
+        self.redo_action = edit_menu.addAction("&Redo", self._on_redo_triggered)
+        # Ctrl+Y as well, as on other desktops (Qt's Linux binding is Ctrl+Shift+Z only)
+        redo_keys = _keys(QKeySequence.StandardKey.Redo, "Ctrl+Shift+Z")
+        self.redo_action.setShortcuts(redo_keys + [k for k in (QKeySequence("Ctrl+Y"),)
+                                                   if k not in redo_keys])
         edit_menu.addSeparator()
         self.prefix_action = edit_menu.addAction("&Prefix All Names...", self._on_prefix_triggered)
         self.mirror_action = edit_menu.addAction("Toggle &Mirror Stage",
@@ -315,7 +347,20 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         panel = self._building_memory
         if panel is not None and self.memory_dock.widget() is panel:
             self.memory = panel
+            if self._first_layout:
+                self._fit_memory_dock()
         self._building_memory = None
+
+    def _fit_memory_dock(self) -> None:
+        """The planner's dock as tall as its controls (Plan, Apply and the plan's words
+        unscrolled), at most 45 % of the window: a first window gave it 90 px."""
+        if self.memory is None or self.memory_dock.isFloating():
+            return
+        title = self.memory_dock.style().pixelMetric(
+            self.memory_dock.style().PixelMetric.PM_TitleBarHeight) + 6
+        wanted = min(self.memory.needed_height() + title, int(self.height() * 0.45))
+        if self.memory_dock.height() < wanted:
+            self.resizeDocks([self.memory_dock], [wanted], Qt.Orientation.Vertical)
 
     def show_error(self, title: str, message: str) -> None:
         self.host.show_error(title, message)
@@ -424,8 +469,16 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
             self._mxnet_timer.stop()
 
     # ---------------------------------------------------------------- window
-    def restore_layout(self) -> None:
+    def restore_layout(self, screen: QRect | None = None) -> None:
+        """The saved size, position and docks; without them, a first window fitted to
+        ``screen`` (by default the available area of the screen it opens on)."""
         geometry = self.settings.window_geometry()
+        if geometry is None:
+            if screen is None:
+                where = self.screen()
+                screen = where.availableGeometry() if where is not None else \
+                    QRect(0, 0, 1280, 800)
+            self.place_first(screen)
         if geometry is not None:
             self.restoreGeometry(geometry)
             screen = self.screen()
@@ -434,6 +487,14 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         state = self.settings.window_state()
         if state is not None:
             self.restoreState(state)
+
+    def place_first(self, screen: QRect, maximise: bool = True) -> None:
+        """A first window on a screen whose available area is ``screen``: all of a small
+        screen (maximised, so a window manager fits its frame), 85 % of a large one."""
+        rect, fill = first_geometry(screen)
+        self.setGeometry(rect)
+        if fill and maximise:
+            self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
 
     def stop_jobs(self) -> None:
         """Cancel every job of this window (threads end on their own; the app waits
@@ -461,10 +522,12 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
 
     def showEvent(self, event: Any) -> None:  # noqa: N802
         super().showEvent(event)
-        if not self._shown and self.settings.window_state() is None:
+        if not self._shown and self._first_layout:
             self.resizeDocks([self.tree_dock, self.inspector_dock],
-                             [int(self.width() * 0.3), int(self.width() * 0.24)],
+                             [min(TREE_WIDTH, int(self.width() * 0.34)),
+                              max(INSPECTOR_WIDTH, int(self.width() * INSPECTOR_SHARE))],
                              Qt.Orientation.Horizontal)
+            self._fit_memory_dock()
         self._shown = True
         self._fit_tree_dock()
 
@@ -478,6 +541,6 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         room (a window shown small, then maximised, left it 175 px wide)."""
         if not self.tree_dock.isVisible() or self.tree_dock.isFloating():
             return
-        wanted = min(TREE_WIDTH, int(self.width() * 0.32))
+        wanted = min(TREE_WIDTH, int(self.width() * 0.34))
         if self.tree_dock.width() < wanted:
             self.resizeDocks([self.tree_dock], [wanted], Qt.Orientation.Horizontal)

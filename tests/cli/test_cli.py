@@ -9,14 +9,15 @@ import sys
 import mxnet as mx
 import pytest
 
-from tests.conftest import DATA, EXAMPLES, REPO
+from mxexplorer.cli import main
+from tests.conftest import DATA, EXAMPLES, REPO, WAIT_S
 from tests.core.test_symbol_io import BROKEN
 
 
 def run(*args: str, env: dict | None = None, python: list[str] | None = None):
     cmd = (python or [sys.executable]) + ["-m", "mxexplorer", *args]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(REPO),
-                          timeout=300)
+                          timeout=WAIT_S)
 
 
 def _one_error_line(proc: subprocess.CompletedProcess) -> str:
@@ -202,3 +203,13 @@ def test_infer_by_op_sums_to_the_per_node_totals() -> None:
     assert rows[0]["op"] == "Convolution" and len(rows[0]["nodes"]) == 20
     text = run("infer", path, "--shape", "data=2,3,224,224", "--by-op").stdout
     assert text.splitlines()[1].startswith("Convolution") and "share" in text.splitlines()[0]
+
+
+def test_debug_works_before_and_after_a_subcommand(capsys) -> None:
+    """Every internal error says "run with --debug": it must be accepted where users
+    put it, before the subcommand and after it."""
+    path = str(EXAMPLES / "mlp-symbol.json")
+    for argv in (["--debug", "info", path], ["info", path, "--debug"],
+                 ["info", "--debug", path]):
+        assert main(argv) == 0, argv
+        assert "FullyConnected" in capsys.readouterr().out

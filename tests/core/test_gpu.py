@@ -18,7 +18,7 @@ import pytest
 
 from mxexplorer.core import benchmark, gpu, mxnet_env
 from mxexplorer.core.errors import UserError
-from tests.conftest import REPO
+from tests.conftest import REPO, WAIT_S
 
 DATA = os.path.join(REPO, "tests", "data")
 SIX_GPUS = os.path.join(DATA, "gpus", "cu112-six-gpus.json")
@@ -144,7 +144,7 @@ def run_cli(*args: str, recorded: str | None = None) -> subprocess.CompletedProc
     if recorded:
         env[gpu.RECORDED_ENV] = recorded
     return subprocess.run([sys.executable, "-m", "mxexplorer", *args], capture_output=True,
-                          text=True, cwd=REPO, env=env, timeout=300)
+                          text=True, cwd=REPO, env=env, timeout=WAIT_S)
 
 
 @pytest.mark.parametrize("command", [["bench"], ["plan", "--stages", "auto"],

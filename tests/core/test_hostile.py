@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -23,10 +24,12 @@ from mxexplorer.core import blocks, drawing, report
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.outline import outline
-from tests.conftest import REPO
+from tests.conftest import REPO, WAIT_S
 from tests.mutate import mutated_files, shape_args
 
-LIMIT = 10          # seconds any one small file may take (they take milliseconds)
+#: CPU seconds any one small file may take (they take milliseconds).  CPU time, not
+#: the wall clock: other programs on the machine do not count against it
+LIMIT = 10
 
 
 class _Slow(Exception):
@@ -35,6 +38,12 @@ class _Slow(Exception):
 
 def _alarm(signum, frame):
     raise _Slow()
+
+
+def _child_cpu_seconds() -> float:
+    """CPU time (user + system) of this process's ended, waited-for children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def describe(path: str) -> None:
@@ -57,18 +66,18 @@ def describe(path: str) -> None:
 def test_any_file_opens_or_is_refused_in_one_line(text, tmp_path) -> None:
     path = tmp_path / "m-symbol.json"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(LIMIT)
+    old = signal.signal(signal.SIGPROF, _alarm)
+    signal.setitimer(signal.ITIMER_PROF, LIMIT)      # counts this process's CPU time
     try:
         describe(str(path))
     except UserError as exc:
         line = str(exc)
         assert line and "\n" not in line and "Traceback" not in line, line
     except _Slow:
-        pytest.fail(f"over {LIMIT} s on a {len(text):,}-byte file")
+        pytest.fail(f"over {LIMIT} CPU seconds on a {len(text):,}-byte file")
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
 
 
 def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -94,9 +103,7 @@ def test_the_command_line_exits_0_or_2_in_one_line(text, command, shape, tmp_pat
         args += ["--shape", shape]
     if command == "render":
         args += ["-o", str(tmp_path / "m.svg"), "--time-limit", "30"]
-    started = time.monotonic()
     proc = run(*args)
-    assert time.monotonic() - started < 90
     lines = _own_lines(proc.stderr)
     assert proc.returncode in (0, 2), (proc.returncode, lines[-3:])
     if proc.returncode == 2:
@@ -115,10 +122,10 @@ def test_a_100000_input_add_n_is_described_in_linear_time(tmp_path) -> None:
     path = tmp_path / "addn-symbol.json"
     path.write_text(json.dumps({"nodes": nodes, "arg_nodes": list(range(n)),
                                 "heads": [[n, 0, 0]]}))
-    started = time.perf_counter()
+    before = _child_cpu_seconds()
     proc = run("info", str(path), "--json")
     assert proc.returncode == 0, proc.stderr
-    assert time.perf_counter() - started < 20.0         # the whole command, start to end
+    assert _child_cpu_seconds() - before < 20.0       # the whole command's CPU time
     assert len(json.loads(proc.stdout)["inputs"]) == n
 
 
@@ -137,30 +144,32 @@ def test_huge_declared_counts_are_refused_at_once(tmp_path, attrs, inputs, row_p
         graph["node_row_ptr"] = [0, 1, row_ptr]
     path = tmp_path / "huge-symbol.json"
     path.write_text(json.dumps(graph))
-    started = time.perf_counter()
+    started = time.process_time()
     with pytest.raises(UserError, match=re.escape(words)) as info:
         GraphDocument.open(str(path))
     assert str(path) in str(info.value) and "at most 100,000" in str(info.value)
-    assert time.perf_counter() - started < 10.0          # was a hang
+    assert time.process_time() - started < 10.0          # was a hang (CPU seconds)
 
 
 def test_opening_a_20_mb_file_stays_within_20_times_its_size(tmp_path) -> None:
     """Measured in a fresh process: the peak resident memory opening adds."""
     nodes = [{"op": "null", "name": "data", "inputs": []}]
+    size = 0                      # of the JSON text, counted as it grows (not redumped)
     k = 0
-    text = ""
-    while len(text) < 20e6:
-        for _ in range(2000):
-            i = len(nodes)
-            nodes += [{"op": "null", "name": f"fc{k}_weight", "inputs": []},
-                      {"op": "null", "name": f"fc{k}_bias", "inputs": []},
-                      {"op": "FullyConnected", "name": f"fc{k}", "attrs": {"num_hidden": "64"},
-                       "inputs": [[i - 1 if k else 0, 0, 0], [i, 0, 0], [i + 1, 0, 0]]},
-                      {"op": "Activation", "name": f"relu{k}", "attrs": {"act_type": "relu"},
-                       "inputs": [[i + 2, 0, 0]]}]
-            k += 1
-        text = json.dumps({"nodes": nodes, "arg_nodes": [], "heads": [[len(nodes) - 1, 0, 0]]},
-                          separators=(",", ":"))
+    while size < 20e6:
+        i = len(nodes)
+        block = [{"op": "null", "name": f"fc{k}_weight", "inputs": []},
+                 {"op": "null", "name": f"fc{k}_bias", "inputs": []},
+                 {"op": "FullyConnected", "name": f"fc{k}", "attrs": {"num_hidden": "64"},
+                  "inputs": [[i - 1 if k else 0, 0, 0], [i, 0, 0], [i + 1, 0, 0]]},
+                 {"op": "Activation", "name": f"relu{k}", "attrs": {"act_type": "relu"},
+                  "inputs": [[i + 2, 0, 0]]}]
+        size += sum(len(json.dumps(n, separators=(",", ":"))) + 1 for n in block)
+        nodes += block
+        k += 1
+    text = json.dumps({"nodes": nodes, "arg_nodes": [], "heads": [[len(nodes) - 1, 0, 0]]},
+                      separators=(",", ":"))
+    assert len(text) >= 20e6
     path = tmp_path / "big-symbol.json"
     path.write_text(text)
     code = ("import resource, sys\n"
@@ -169,7 +178,7 @@ def test_opening_a_20_mb_file_stays_within_20_times_its_size(tmp_path) -> None:
             "open_as_the_window_does(sys.argv[1])\n"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n")
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
-                          text=True, cwd=str(REPO), timeout=300)
+                          text=True, cwd=str(REPO), timeout=WAIT_S)
     assert done.returncode == 0, done.stderr[-2000:]
     grown = int(done.stdout.split()[-1]) * 1024
     assert grown <= 20 * len(text) + 100 * 2**20, f"{grown / 2**20:.0f} MB for " \
@@ -196,6 +205,6 @@ def test_a_number_past_pythons_digit_limit_is_refused_in_one_line(tmp_path) -> N
     with pytest.raises(UserError, match="over 4,300 digits"):
         GraphDocument.open(str(path))
     proc = subprocess.run([sys.executable, "-m", "mxexplorer", "info", str(path)],
-                          capture_output=True, text=True, cwd=REPO, timeout=60)
+                          capture_output=True, text=True, cwd=REPO, timeout=WAIT_S)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "4,300 digits" in proc.stderr

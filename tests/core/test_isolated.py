@@ -49,31 +49,49 @@ def test_a_user_error_in_the_child_is_raised_as_such() -> None:
 
 def test_a_native_crash_is_one_line_and_this_process_goes_on() -> None:
     bad = _segfaulting_json()
-    started = time.monotonic()
     with pytest.raises(isolated.NativeCrash) as info:
         isolated.call(benchmark.run, bad, {"data": (1, 4)}, "cpu", what="the benchmark")
     text = str(info.value)
     assert "MXNet crashed" in text and "Segmentation fault" in text
     assert "\n" not in text
-    assert time.monotonic() - started < 60
     # and this process still binds graphs
     good = (EXAMPLES / "mlp-symbol.json").read_text()
     assert memplan.CostOracle(MLP)(good) >= 0                  # bound, reported
 
 
-def test_cancel_kills_the_child_within_a_second() -> None:
-    token = CancelToken()
-    snap = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json")).snapshot()
-    seen: list[float] = []
+def _forever(progress=None, token=None) -> None:
+    """Says it started, then works for good (a cancel must kill it)."""
+    progress(0, 1, "started")
+    while True:
+        time.sleep(1)
 
-    def on_probe(_probe) -> None:
-        seen.append(time.monotonic())
+
+def test_cancel_kills_the_child_whatever_it_is_doing() -> None:
+    """State, not time: the child never ends on its own, so a call that returns at all
+    was cut by the cancel, and no child is left (a busy machine only delays it)."""
+    token = CancelToken()
+    seen: list[str] = []
+
+    def progress(done: int, total: int, message: str) -> None:
+        seen.append(message)
+        token.cancel()
+
+    with pytest.raises(Cancelled):
+        isolated.call(_forever, what="the endless job", progress=progress, token=token)
+    assert seen == ["started"] and not isolated.live_children()
+    # a search cancelled at its first probe reports no second one
+    snap = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json")).snapshot()
+    probes: list[object] = []
+    token = CancelToken()
+
+    def on_probe(probe) -> None:
+        probes.append(probe)
         token.cancel()
 
     with pytest.raises(Cancelled):
         isolated.call(memplan.plan, snap, {"data": (4, 3, 224, 224)}, "cpu", "auto",
                       what="planning", token=token, callbacks={"on_probe": on_probe})
-    assert seen and time.monotonic() - seen[0] < 1.0
+    assert len(probes) == 1 and not isolated.live_children()
 
 
 def _divide(a: int, b: int, progress=None, token=None) -> float:

@@ -8,6 +8,7 @@ import pytest
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.gui.main_window import MainWindow
 from mxexplorer.gui.settings import Settings
+from tests.conftest import WAIT_MS
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -39,7 +40,7 @@ def make_window(qtbot, settings, tmp_path):
         qtbot.addWidget(window, before_close_func=_drop_edits)
         window.set_document(GraphDocument.open(str(path)))
         window.show()
-        qtbot.waitUntil(lambda: window.mxnet_ready, timeout=30000)
+        qtbot.waitUntil(lambda: window.mxnet_ready, timeout=WAIT_MS)
         return window
 
     yield make
@@ -55,7 +56,7 @@ def _drop_edits(window: MainWindow) -> None:
         pass                             # the test closed (and so deleted) it already
 
 
-def wait_for_workers(timeout_ms: int = 20000) -> None:
+def wait_for_workers(timeout_ms: int = WAIT_MS) -> None:
     """Every worker thread started by any panel has ended (cancelled ones included)."""
     from mxexplorer.gui import workers
 

@@ -11,7 +11,7 @@ from PySide6.QtGui import QImage
 
 from mxexplorer.core import edits
 from mxexplorer.gui.panels.tree import NODE_ROLE
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import EXAMPLES, REPO, WAIT_MS, WAIT_S
 
 
 def _rows(model, parent=None):
@@ -46,7 +46,7 @@ def test_tree_shows_every_internal_grouped_and_flat(make_window, path) -> None:
 def _filter(tree, qtbot, text: str) -> None:
     """Type a filter and wait for it (it runs once typing pauses)."""
     tree.filter_edit.setText(text)
-    qtbot.waitUntil(lambda: tree.model.filter_text == text, timeout=2000)
+    qtbot.waitUntil(lambda: tree.model.filter_text == text, timeout=WAIT_MS)
 
 
 def test_filter_by_substring_and_regex(make_window, qtbot) -> None:
@@ -103,7 +103,7 @@ def test_attribute_edit_valid_invalid_and_undo(make_window, qtbot) -> None:
     window.selection.set([fc2])
     window.shape_form.rows["data"].setText("4,784")
     window.shape_form.infer_button.click()
-    qtbot.waitUntil(lambda: window.shape_result is not None, timeout=20000)
+    qtbot.waitUntil(lambda: window.shape_result is not None, timeout=WAIT_MS)
     _edit_value(window, "num_hidden", "sixteen")
     assert doc.nodes[fc2].attrs["num_hidden"] == "32"
     assert "num_hidden" in window.inspector.error_label.text()
@@ -115,7 +115,7 @@ def test_attribute_edit_valid_invalid_and_undo(make_window, qtbot) -> None:
     # shapes are inferred again after the edit: the checkpoint's fc2_weight (32, 64)
     # no longer fits 16 hidden units, and the form says so at fc2
     qtbot.waitUntil(lambda: window.shape_result is not None
-                    and window.shape_result.revision == doc.revision, timeout=20000)
+                    and window.shape_result.revision == doc.revision, timeout=WAIT_MS)
     assert window.shape_result.error.node == "fc2"
     assert "(32, 64)" in window.shape_form.message.text()
     window.undo_stack.undo()
@@ -182,7 +182,7 @@ def test_inconsistent_shape_selects_the_culprit(make_window, qtbot) -> None:
     window = make_window(EXAMPLES / "mlp-symbol.json")
     window.shape_form.rows["data"].setText("2,100")
     window.shape_form.infer_button.click()
-    qtbot.waitUntil(lambda: window.shape_result is not None, timeout=20000)
+    qtbot.waitUntil(lambda: window.shape_result is not None, timeout=WAIT_MS)
     assert window.selection.nodes == window.document.find("fc1")
     text = window.shape_form.message.text()
     assert "fc1 (FullyConnected)" in text and "(64, 784)" in text
@@ -193,7 +193,7 @@ def test_batch_field_updates_every_input(make_window, qtbot) -> None:
     window.shape_form.rows["data"].setText("1,3,224,224")
     window.shape_form.batch.setValue(32)
     qtbot.waitUntil(lambda: window.shape_form.rows["data"].text() == "32,3,224,224",
-                    timeout=2000)
+                    timeout=WAIT_MS)
     assert window.session.input_shapes() == {"data": (32, 3, 224, 224)}
 
 
@@ -202,7 +202,7 @@ def test_screenshot_option_writes_a_png(tmp_path) -> None:
     proc = subprocess.run([sys.executable, "-m", "mxexplorer",
                            str(EXAMPLES / "resnet18_v1-symbol.json"),
                            "--shape", "data=1,3,224,224", "--screenshot", str(out)],
-                          capture_output=True, text=True, cwd=str(REPO), timeout=120)
+                          capture_output=True, text=True, cwd=str(REPO), timeout=WAIT_S)
     assert proc.returncode == 0, proc.stderr
     assert "Fatal" not in proc.stderr
     image = QImage(str(out))
@@ -215,7 +215,7 @@ def test_screenshot_of_a_bad_file_exits_2(tmp_path) -> None:
     bad.write_text("{")
     proc = subprocess.run([sys.executable, "-m", "mxexplorer", str(bad),
                            "--screenshot", str(tmp_path / "x.png")],
-                          capture_output=True, text=True, cwd=str(REPO), timeout=120)
+                          capture_output=True, text=True, cwd=str(REPO), timeout=WAIT_S)
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("mxexplorer: error:") and "Traceback" not in proc.stderr
     assert not (tmp_path / "x.png").exists()
@@ -251,7 +251,7 @@ def test_dock_layout_is_remembered(qtbot, settings) -> None:
     first = MainWindow(settings)
     qtbot.addWidget(first)
     first.show()
-    qtbot.waitUntil(lambda: first.mxnet_ready and not first.opening, timeout=30000)
+    qtbot.waitUntil(lambda: first.mxnet_ready and not first.opening, timeout=WAIT_MS)
     first.memory_dock.hide()
     first.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)   # pytest-qt closes it
     first.close()
@@ -260,7 +260,7 @@ def test_dock_layout_is_remembered(qtbot, settings) -> None:
     qtbot.addWidget(second)
     second.restore_layout()
     second.show()
-    qtbot.waitUntil(lambda: second.mxnet_ready and not second.opening, timeout=30000)
+    qtbot.waitUntil(lambda: second.mxnet_ready and not second.opening, timeout=WAIT_MS)
     assert second.memory_dock.isHidden() and not second.tree_dock.isHidden()
 
 
@@ -279,12 +279,12 @@ def test_open_file_reads_in_the_background_and_reports_a_bad_file(make_window, q
     window.open_file(str(target))
     assert window.opening                       # returned at once; the worker reads
     qtbot.waitUntil(lambda: not window.opening and window.document.path == str(target),
-                    timeout=20000)
+                    timeout=WAIT_MS)
     assert window.tree.model.rowCount() == 5    # the groups of the new document
     bad = tmp_path / "broken-symbol.json"
     bad.write_text('{"nodes": [')
     window.open_file(str(bad))
-    qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=20000)
+    qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=WAIT_MS)
     (title, text), = dialogs.take_closed()
     assert title == "Cannot open the file" and "truncated" in text
     assert window.document.path == str(target)  # the open document is untouched

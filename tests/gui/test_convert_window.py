@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QMessageBox
 from mxexplorer.core import edits, onnx_export
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.gui import compare_window
-from tests.conftest import CORPUS, EXAMPLES, mlp_epoch
+from tests.conftest import CORPUS, EXAMPLES, WAIT_MS, mlp_epoch
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
 
@@ -17,8 +17,8 @@ def test_export_onnx_writes_checks_and_reports(make_window, qtbot, dialogs, tmp_
     window.infer_blocking({"data": (1, 3, 64, 64)})
     dialogs.answer(QMessageBox.StandardButton.Ok)
     window.export_onnx(str(tmp_path / "r18.onnx"))
-    qtbot.waitUntil(lambda: window.last_onnx is not None, timeout=120000)
-    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=10000)
+    qtbot.waitUntil(lambda: window.last_onnx is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=WAIT_MS)
     report = window.last_onnx
     assert isinstance(report, onnx_export.ExportReport) and report.check.agree
     assert (tmp_path / "r18.onnx").stat().st_size == report.size_bytes
@@ -34,7 +34,7 @@ def test_export_onnx_of_an_unsupported_op_selects_it(make_window, qtbot, dialogs
     window.infer_blocking({"data": (1, 3, 48, 48)})
     dialogs.answer(QMessageBox.StandardButton.Ok)
     window.export_onnx(str(tmp_path / "det1.onnx"))
-    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=120000)
+    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=WAIT_MS)
     title, text = dialogs.take()[0]
     assert title == "Cannot export ONNX" and "prob1 (SoftmaxActivation)" in text
     prob1 = window.document.find("prob1")
@@ -60,12 +60,12 @@ def test_compare_with_colours_both_graphs_and_steps_through(make_window, qtbot,
     window = make_window(R18)
     window.push_edit(edits.PrefixAllEdit("sha-"))          # unsaved: compared as it is
     window.compare_with(str(other))
-    qtbot.waitUntil(lambda: bool(window.compare_windows), timeout=30000)
+    qtbot.waitUntil(lambda: bool(window.compare_windows), timeout=WAIT_MS)
     compare = window.compare_windows[0]
     a_pane, b_pane = compare.panes
     for pane in compare.panes:
         qtbot.waitUntil(lambda p=pane: p.build is not None and not p.busy_now,
-                        timeout=60000)
+                        timeout=WAIT_MS)
     result = compare.result
     assert len(result.renamed) == len(window.document.nodes)     # every name prefixed
     assert len(result.changed) == 1 and not (result.added or result.removed)
@@ -96,7 +96,7 @@ def test_compare_with_another_checkpoint_lists_the_tensors_that_moved(make_windo
     fc1 = window.document.find("fc1")[0]
     window.push_edit(edits.RenameNodeEdit(fc1, "first"))   # unsaved: fc1_weight is first_weight
     window.compare_with(str(other))
-    qtbot.waitUntil(lambda: bool(window.compare_windows), timeout=30000)
+    qtbot.waitUntil(lambda: bool(window.compare_windows), timeout=WAIT_MS)
     compare = window.compare_windows[0]
     rows = [text for text, _, _ in compare.rows]
     tensor_rows = [r for r in rows if r.startswith("tensor")]
@@ -116,7 +116,7 @@ def test_compare_with_a_file_that_is_not_a_graph_says_so(make_window, qtbot, dia
     window = make_window(R18)
     dialogs.answer(QMessageBox.StandardButton.Ok)
     window.compare_with(str(bad))
-    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=30000)
+    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=WAIT_MS)
     title, text = dialogs.take()[0]
     assert title == "Cannot compare" and "bad-symbol.json" in text
     assert "Traceback" not in text and not window.compare_windows

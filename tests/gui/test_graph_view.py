@@ -10,7 +10,7 @@ from PySide6.QtTest import QTest
 
 from mxexplorer.core import drawing, edits
 from mxexplorer.gui.panels.graph_pane import GraphPane
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, WAIT_MS
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
 
@@ -21,7 +21,7 @@ def drawn(make_window, qtbot):
     def make(path=R18):
         window = make_window(path)
         pane = window.graph_pane
-        qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=30000)
+        qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=WAIT_MS)
         return window, pane
     return make
 
@@ -40,7 +40,7 @@ def test_one_item_per_visible_node_and_parameters_toggle(drawn, qtbot) -> None:
     graph = drawing.visible_graph(doc)
     assert set(pane.build.node_items) == {n.id for n in graph.nodes}
     assert len(pane.build.edge_items) == len(graph.edges)
-    with qtbot.waitSignal(pane.drawn, timeout=30000):
+    with qtbot.waitSignal(pane.drawn, timeout=WAIT_MS):
         pane.params_button.click()
     assert set(pane.build.node_items) == set(doc.order())
     assert pane.view.scene() is pane.build.scene
@@ -95,16 +95,16 @@ def test_tags_restyle_without_a_new_layout(drawn, qtbot) -> None:
     layout = pane.layout
     window.push_edit(edits.mirror_stage_edit(doc, (conv,), True))
     qtbot.waitUntil(lambda: pane.build.node_items[conv].pen().color()
-                    == QColor(drawing.MIRROR_COLOUR), timeout=5000)
+                    == QColor(drawing.MIRROR_COLOUR), timeout=WAIT_MS)
     window.push_edit(edits.SetAttrEdit((bn,), edits.FORCE_MIRRORING, "True"))
     qtbot.waitUntil(lambda: pane.build.node_items[bn].pen().style()
-                    == Qt.PenStyle.DashLine, timeout=5000)
+                    == Qt.PenStyle.DashLine, timeout=WAIT_MS)
     assert pane.layout is layout
     assert "mirror stage" in pane.legend.text()
     window.undo_stack.undo()
     window.undo_stack.undo()
     qtbot.waitUntil(lambda: pane.build.node_items[conv].pen().color()
-                    == QColor(drawing.FAMILY_COLOURS["convolution"][1]), timeout=5000)
+                    == QColor(drawing.FAMILY_COLOURS["convolution"][1]), timeout=WAIT_MS)
 
 
 def test_context_menu_toggles_a_mirror_stage(drawn, qtbot) -> None:
@@ -133,7 +133,7 @@ def test_edits_relayout_and_keep_the_view(drawn, qtbot) -> None:
     window.push_edit(edits.RenameNodeEdit(target, "renamed"))   # names: no new layout
     qtbot.wait(300)
     assert pane.layout is layout
-    with qtbot.waitSignal(pane.drawn, timeout=30000):
+    with qtbot.waitSignal(pane.drawn, timeout=WAIT_MS):
         window.push_edit(edits.SetAttrEdit((convs[0],), "kernel", "(5, 5)"))
     assert pane.layout is not layout
     assert "5\u00d75" in pane.graph.nodes[[n.id for n in pane.graph.nodes].index(convs[0])].detail
@@ -186,7 +186,7 @@ def test_export_from_the_pane(drawn, qtbot, tmp_path, ext, magic) -> None:
     window, pane = drawn()
     window.infer_blocking({"data": (1, 3, 224, 224)})
     out = tmp_path / f"graph.{ext}"
-    with qtbot.waitSignal(pane.exported, timeout=30000):
+    with qtbot.waitSignal(pane.exported, timeout=WAIT_MS):
         pane.export_to(str(out))
     data = out.read_bytes()
     assert data.startswith(magic)
@@ -209,7 +209,7 @@ def test_a_layout_can_be_cancelled_and_a_newer_one_wins(drawn, qtbot) -> None:
     # two quick requests: only the last is drawn
     pane.params_button.setChecked(True)
     pane.params_button.setChecked(False)
-    qtbot.waitUntil(lambda: not pane.busy_now, timeout=30000)
+    qtbot.waitUntil(lambda: not pane.busy_now, timeout=WAIT_MS)
     qtbot.wait(300)
     assert not pane.graph.show_params
     assert set(pane.build.node_items) == {n.id for n in drawing.visible_graph(
@@ -220,7 +220,7 @@ def test_without_dot_the_pane_says_how_to_install_it(make_window, qtbot, monkeyp
     monkeypatch.setenv("MXEXPLORER_DOT", "/nonexistent/dot")
     window = make_window(R18)
     pane = window.graph_pane
-    qtbot.waitUntil(lambda: pane.stack.currentWidget() is pane.message, timeout=5000)
+    qtbot.waitUntil(lambda: pane.stack.currentWidget() is pane.message, timeout=WAIT_MS)
     assert "install it with" in pane.message.text() and "graphviz" in pane.message.text()
     # everything else keeps working
     window.infer_blocking({"data": (1, 3, 224, 224)})
@@ -233,7 +233,7 @@ def test_edge_labels_overlap_neither_each_other_nor_nodes(make_window, qtbot, zo
     """Where branches split, the shapes of the edges used to sit on top of each other."""
     window = make_window(zoo(net, size))
     pane = window.graph_pane
-    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=60000)
+    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=WAIT_MS)
     window.infer_blocking({"data": (1, 3, size, size)})
     labels = [item.sceneBoundingRect() for item in pane.build.label_items]
     assert len(labels) == len(pane.build.edge_items)
@@ -258,14 +258,14 @@ def test_dark_theme_recolours_graph_plots_and_words(drawn, qtbot) -> None:
     from mxexplorer.gui.theme import DARK, LIGHT, themes
 
     window, pane = drawn()
-    qtbot.waitUntil(lambda: window.memory is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.memory is not None, timeout=WAIT_MS)
     plot = window.memory.plan_plot.plot
     try:
         window.theme_actions["dark"].trigger()
         assert themes().current is DARK
         assert pane.view.backgroundBrush().color() == QColor(DARK.canvas)
         assert plot.backgroundBrush().color() == QColor(DARK.plot_bg)
-        qtbot.waitUntil(lambda: not pane.busy_now, timeout=10000)
+        qtbot.waitUntil(lambda: not pane.busy_now, timeout=WAIT_MS)
         assert pane.build.edge_items[0].pen().color() == QColor(DARK.edge)
         assert window.palette().window().color().lightness() < 80
         assert window.settings.theme() == "dark"
@@ -301,7 +301,7 @@ def test_a_big_graph_opens_as_blocks_that_open_in_place(make_window, qtbot,
 
     window = make_window(resnet1001)
     pane = window.graph_pane
-    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=60000)
+    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=WAIT_MS)
     assert len(drawing.visible_graph(window.document).nodes) > blocks.COLLAPSE_ABOVE
     shown = pane.build.node_items
     block_ids = [i for i in shown if blocks.is_block(i)]
@@ -319,13 +319,13 @@ def test_a_big_graph_opens_as_blocks_that_open_in_place(make_window, qtbot,
     item = shown[closed]
     pane.center_on(closed)
     pos = pane.view.mapFromScene(item.boundingRect().center())
-    with qtbot.waitSignal(pane.drawn, timeout=60000):
+    with qtbot.waitSignal(pane.drawn, timeout=WAIT_MS):
         QTest.mouseDClick(pane.view.viewport(), Qt.MouseButton.LeftButton,
                           Qt.KeyboardModifier.NoModifier, pos)
     assert member in pane.build.node_items and closed not in pane.build.node_items
     assert len(pane.build.node_items) <= blocks.BUDGET + blocks.SEGMENT_MAX
     # and closes again
-    with qtbot.waitSignal(pane.drawn, timeout=60000):
+    with qtbot.waitSignal(pane.drawn, timeout=WAIT_MS):
         pane.close_block(key)
     assert closed in pane.build.node_items
 
@@ -347,7 +347,7 @@ def test_a_dot_over_its_time_limit_gives_way_to_the_layered_layout(make_window, 
     assert not pane.busy_now and "cancelled" in pane.message.text()
     # with a time limit, the layered layout is drawn and the pane says so
     pane.layouter.time_limit = 1.0
-    with qtbot.waitSignal(pane.drawn, timeout=20000):
+    with qtbot.waitSignal(pane.drawn, timeout=WAIT_MS):
         pane.relayout()
     assert pane.layout.method == "layered"
     assert "layered layout (dot took over 1 s)" == pane.toolbar.layout_label.text()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, WAIT_MS
 from tests.mutate import mutated_files
 
 
@@ -27,7 +27,7 @@ def test_a_mutated_file_opens_or_is_one_dialog(make_window, qtbot, dialogs, tmp_
     if opened:
         assert window.document is not before and not refused
         pane = window.graph_pane
-        qtbot.waitUntil(lambda: not pane.busy_now, timeout=60000)
+        qtbot.waitUntil(lambda: not pane.busy_now, timeout=WAIT_MS)
     else:
         assert window.document is before
         assert len(refused) == 1 and refused[0][0] == "Cannot open the file", refused

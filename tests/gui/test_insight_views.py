@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor
 
 from mxexplorer.core import drawing, edits, metrics
 from mxexplorer.gui.panels.tree_model import BAR_COLUMNS, BAR_ROLE
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, WAIT_MS
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
 
@@ -21,7 +21,7 @@ def inferred(make_window, qtbot):
     def make(path=R18, shape=(1, 3, 64, 64)):
         window = make_window(path)
         pane = window.graph_pane
-        qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=30000)
+        qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=WAIT_MS)
         window.infer_blocking({"data": shape})
         return window, pane
     return make
@@ -71,10 +71,10 @@ def test_colour_by_memory_paints_graph_legend_and_tree_bars_alike(inferred, qtbo
     assert _fill(pane, convs[0]) == metrics.NO_VALUE
     assert "for the graph before your last edit: infer again" in pane.legend.text()
     session.infer()
-    qtbot.waitUntil(lambda: session.analysis_stale() is None, timeout=60000)
+    qtbot.waitUntil(lambda: session.analysis_stale() is None, timeout=WAIT_MS)
     assert _fill(pane, convs[0]) != metrics.NO_VALUE          # fresh figures, colours back
     box.setCurrentIndex(box.findData("family"))
-    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=30000)
+    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=WAIT_MS)
     assert _fill(pane, convs[0]) == family
     assert "mirror stage" in pane.legend.text()
 
@@ -89,7 +89,7 @@ def test_time_needs_a_profile_then_colours_and_fills_the_columns(inferred, qtbot
     assert _fill(pane, conv) == metrics.NO_VALUE
     ops = window.op_summary
     assert ops.profile_button.text() == "Profile on cpu"
-    with qtbot.waitSignal(session.insight.profile_changed, timeout=120000):
+    with qtbot.waitSignal(session.insight.profile_changed, timeout=WAIT_MS):
         ops.profile_button.click()
     profile = session.insight.fresh_profile()
     assert profile is not None
@@ -117,12 +117,12 @@ def test_time_needs_a_profile_then_colours_and_fills_the_columns(inferred, qtbot
 def test_a_closed_block_is_coloured_by_its_members_sum(make_window, qtbot, zoo) -> None:
     window = make_window(zoo("resnet50_v1", 64))
     pane = window.graph_pane
-    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=60000)
+    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=WAIT_MS)
     pane.toolbar.blocks_button.click()          # a mid-sized graph: every block open
     tree = pane.blocks.tree
     assert tree is not None
     key = next(k for k, b in tree.blocks.items() if b.children == () and b.ops > 3)
-    with qtbot.waitSignal(pane.drawn, timeout=60000):
+    with qtbot.waitSignal(pane.drawn, timeout=WAIT_MS):
         pane.close_block(key)
     window.infer_blocking({"data": (1, 3, 64, 64)})
     pane.toolbar.metric_box.setCurrentIndex(pane.toolbar.metric_box.findData("macs"))
@@ -154,14 +154,14 @@ def test_the_inspector_shows_checkpoint_values_and_flags_nan(make_window, qtbot,
     view = window.inspector.param_stats
     fc1 = doc.find("fc1")[0]
     window.selection.set([fc1])
-    qtbot.waitUntil(lambda: "fc1_weight" in view.stats, timeout=20000)
+    qtbot.waitUntil(lambda: "fc1_weight" in view.stats, timeout=WAIT_MS)
     got = view.stats["fc1_weight"]
     fc1_weight = saved["arg:fc1_weight"].asnumpy()
     assert got.mean == pytest.approx(float(fc1_weight.astype(np.float64).mean()))
     assert got.maximum == pytest.approx(float(fc1_weight.max()))
     assert set(view.stats) == {"fc1_weight", "fc1_bias"} and "NaN" not in view.label.text()
     window.selection.set([doc.find("fc2_weight")[0]])
-    qtbot.waitUntil(lambda: "fc2_weight" in view.stats, timeout=20000)
+    qtbot.waitUntil(lambda: "fc2_weight" in view.stats, timeout=WAIT_MS)
     assert view.stats["fc2_weight"].nans == 3
     assert "3 NaN" in view.label.text() and "broken" in view.label.text()
     window.selection.set([doc.find("data")[0]])          # no tensor: nothing shown

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 
 from mxexplorer.core import drawing, edits
 from mxexplorer.gui.panels.tree import RECOMPUTE_BRUSH
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, WAIT_MS
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
 
@@ -14,11 +14,11 @@ R18 = EXAMPLES / "resnet18_v1-symbol.json"
 def _ready(make_window, qtbot):
     window = make_window(R18)
     window.shape_form.set_shapes({"data": (4, 3, 224, 224)})
-    qtbot.waitUntil(lambda: window.memory is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.memory is not None, timeout=WAIT_MS)
     panel = window.memory
     panel.stages.setCurrentIndex(panel.stages.findData("auto"))
     qtbot.waitUntil(lambda: window.graph_pane.build is not None
-                    and not window.graph_pane.busy_now, timeout=30000)
+                    and not window.graph_pane.busy_now, timeout=WAIT_MS)
     return window, panel
 
 
@@ -26,7 +26,7 @@ def test_a_search_runs_to_the_end_and_its_plan_applies_and_undoes(make_window, q
                                                                    tmp_path) -> None:
     window, panel = _ready(make_window, qtbot)
     panel.search.setCurrentIndex(panel.search.findData("original"))
-    with qtbot.waitSignal(panel.finished, timeout=120000):
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.start_button.click()
     result = panel.result
     assert result is not None and result.best is not None
@@ -78,8 +78,8 @@ def test_a_search_can_be_cancelled_midway(make_window, qtbot) -> None:
     window, panel = _ready(make_window, qtbot)
     panel.search.setCurrentIndex(panel.search.findData("best"))
     panel.start_button.click()
-    qtbot.waitUntil(lambda: len(panel.probes) >= 3, timeout=60000)
-    with qtbot.waitSignal(panel.finished, timeout=1000):
+    qtbot.waitUntil(lambda: len(panel.probes) >= 3, timeout=WAIT_MS)
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.cancel_button.click()
     assert not panel.busy and panel.start_button.isEnabled()
     assert panel.status.text() == "Cancelled."
@@ -91,11 +91,11 @@ def test_a_search_can_be_cancelled_midway(make_window, qtbot) -> None:
 def test_missing_stages_and_benchmark(make_window, qtbot) -> None:
     window, panel = _ready(make_window, qtbot)
     panel.stages.setCurrentIndex(panel.stages.findData("file"))
-    with qtbot.waitSignal(panel.finished, timeout=60000):
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.start_button.click()
     assert "no node carries mirror_stage" in panel.status.text()
     window.shape_form.set_shapes({"data": (2, 3, 64, 64)})
-    with qtbot.waitSignal(panel.finished, timeout=120000):
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.bench_button.click()
     assert [r.label for r in panel.bench] == ["original"]
     assert "ms/iter" in panel.bench_view.label.text()
@@ -107,7 +107,7 @@ def test_mxnet_crashing_on_a_graph_does_not_take_the_window_down(make_window, qt
     of is simulated by breaking a loaded document behind its back (a node input naming
     an output its producer lacks: a real segfault in MXNet's simple_bind)."""
     window = make_window(EXAMPLES / "mlp-symbol.json")
-    qtbot.waitUntil(lambda: window.memory is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.memory is not None, timeout=WAIT_MS)
     panel = window.memory
     doc = window.document
     act = next(i for i, n in enumerate(doc.nodes) if n.op == "Activation")
@@ -116,14 +116,14 @@ def test_mxnet_crashing_on_a_graph_does_not_take_the_window_down(make_window, qt
     # memory once in this bigger process, and MXNet only refused the bind)
     doc.nodes[act].inputs[0] = (producer[0], 2_000_000_000, producer[2])
     window.shape_form.set_shapes({"data": (8, 784)})
-    with qtbot.waitSignal(panel.finished, timeout=120000):
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.bench_button.click()
     text = panel.status.text()
     assert text.startswith("MXNet crashed") and "Segmentation fault" in text, text
     assert window.isVisible() and not panel.busy
     # the document is repaired and the same window goes on working
     doc.nodes[act].inputs[0] = producer
-    with qtbot.waitSignal(panel.finished, timeout=120000):
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.bench_button.click()
     assert [r.label for r in panel.bench] == ["original"]
 
@@ -133,7 +133,7 @@ def test_planner_choices_are_remembered_between_runs(make_window, qtbot, setting
     from mxexplorer.gui.settings import Settings
 
     window = make_window(EXAMPLES / "mlp-symbol.json")
-    qtbot.waitUntil(lambda: window.memory is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.memory is not None, timeout=WAIT_MS)
     panel = window.memory
     panel.search.setCurrentIndex(panel.search.findData("original"))
     panel.threshold.setValue(250)
@@ -142,7 +142,7 @@ def test_planner_choices_are_remembered_between_runs(make_window, qtbot, setting
     again = MainWindow(Settings(settings._s.fileName()))   # the next run: the same file
     qtbot.addWidget(again)
     again.open_path(str(EXAMPLES / "mlp-symbol.json"))
-    qtbot.waitUntil(lambda: again.memory is not None, timeout=5000)
+    qtbot.waitUntil(lambda: again.memory is not None, timeout=WAIT_MS)
     choices = again.memory.choices()
     assert choices == {"device": "cpu", "search": "original", "threshold": 250,
                        "budget": 1234.0}
@@ -156,7 +156,7 @@ def test_closing_the_window_mid_search_stops_it_and_its_child(make_window, qtbot
     window, panel = _ready(make_window, qtbot)
     panel.search.setCurrentIndex(panel.search.findData("best"))
     panel.start_button.click()
-    qtbot.waitUntil(lambda: len(panel.probes) >= 3, timeout=60000)
+    qtbot.waitUntil(lambda: len(panel.probes) >= 3, timeout=WAIT_MS)
     assert isolated.live_children()
     window.undo_stack.setClean()
     window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)  # the fixture's own
@@ -175,7 +175,7 @@ def test_gpus_this_mxnet_cannot_run_are_listed_greyed_with_the_reason(
     window, panel = _ready(make_window, qtbot)
     panel.set_choices({"device": "gpu:4"})             # remembered from another machine
     panel.load_devices()
-    qtbot.waitUntil(lambda: panel.device.count() == 7, timeout=30000)
+    qtbot.waitUntil(lambda: panel.device.count() == 7, timeout=WAIT_MS)
     model = panel.device.model()
     enabled = [model.item(k).isEnabled() for k in range(7)]
     assert enabled == [True, True, True, True, True, False, False]

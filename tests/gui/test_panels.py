@@ -14,7 +14,7 @@ from mxexplorer.gui.panels.memory import MemoryPanel
 from mxexplorer.gui.panels.shape_form import ShapeFormPanel
 from mxexplorer.gui.panels.tree import InternalsPanel
 from mxexplorer.gui.session import DocumentSession
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, WAIT_MS
 from tests.gui.conftest import wait_for_workers
 
 
@@ -99,10 +99,10 @@ def test_planner_alone_plans_selects_a_point_and_applies_it(alone, qtbot) -> Non
     doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
     panel, session = alone(MemoryPanel, doc)
     session.set_input_shapes({"data": (4, 3, 64, 64)}, infer=False)
-    qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=5000)   # plots in
+    qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=WAIT_MS)   # plots in
     panel.stages.setCurrentIndex(panel.stages.findData("auto"))
     panel.search.setCurrentIndex(panel.search.findData("original"))
-    with qtbot.waitSignal(panel.finished, timeout=120000):
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.start_button.click()
     result = session.plan
     assert result is not None and session.selected_plan is result.best
@@ -185,10 +185,10 @@ def test_the_front_fills_a_clicked_point_applies_exactly_and_a_budget_picks_leas
     doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
     panel, session = alone(MemoryPanel, doc)
     session.set_input_shapes({"data": (8, 3, 112, 112)}, infer=False)
-    qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=5000)
+    qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=WAIT_MS)
     panel.stages.setCurrentIndex(panel.stages.findData("auto"))
     panel.search.setCurrentIndex(panel.search.findData("best"))
-    with qtbot.waitSignal(panel.finished, timeout=240000):
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.start_button.click()
     result = session.plan
     front = plansearch.front(result.probes)
@@ -203,7 +203,7 @@ def test_the_front_fills_a_clicked_point_applies_exactly_and_a_budget_picks_leas
     target = front[len(front) // 2]
     assert target.kept != result.best.kept
     _click_spot(qtbot, plot.plot, 100 * target.recompute_share, target.cost_mb)
-    qtbot.waitUntil(lambda: session.selected_plan.kept == target.kept, timeout=5000)
+    qtbot.waitUntil(lambda: session.selected_plan.kept == target.kept, timeout=WAIT_MS)
     assert len(plot.selected_point.data) == 1
     assert session.preview_tags() is not None                  # previewed, not applied
     # ... and Apply puts exactly its tags in the document, whose cost is the point's
@@ -236,12 +236,12 @@ def test_memory_over_a_step_follows_the_analysis_and_the_selected_plan(alone, qt
 
     doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
     panel, session = alone(MemoryPanel, doc)
-    qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=5000)   # plots in
+    qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=WAIT_MS)   # plots in
     chart = panel.step_chart
     assert chart.unplanned is None and "Infer shapes" in chart.note.text()
     shapes = {"data": (8, 3, 112, 112)}
     session.set_input_shapes(shapes)                      # infers
-    qtbot.waitUntil(lambda: chart.unplanned is not None, timeout=60000)
+    qtbot.waitUntil(lambda: chart.unplanned is not None, timeout=WAIT_MS)
     expected = liveness.Model(doc, infer_document(doc, doc.to_json(), shapes).by_entry)
     assert chart.unplanned.peak_bytes == expected.simulate({}).peak_bytes
     assert len(chart.curve.yData) == len(chart.unplanned.steps) and chart.planned is None
@@ -259,9 +259,9 @@ def test_memory_over_a_step_follows_the_analysis_and_the_selected_plan(alone, qt
     # a plan: its curve comes in, lower at its peak
     panel.stages.setCurrentIndex(panel.stages.findData("auto"))
     panel.search.setCurrentIndex(panel.search.findData("original"))
-    with qtbot.waitSignal(panel.finished, timeout=120000):
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.start_button.click()
-    qtbot.waitUntil(lambda: chart.planned is not None, timeout=30000)
+    qtbot.waitUntil(lambda: chart.planned is not None, timeout=WAIT_MS)
     assert chart.planned.peak_bytes < chart.unplanned.peak_bytes
     assert chart.planned.peak_bytes == expected.simulate(session.selected_plan.tags).peak_bytes
     assert "recompute" in {s.phase for s in chart.planned.steps}
@@ -269,16 +269,16 @@ def test_memory_over_a_step_follows_the_analysis_and_the_selected_plan(alone, qt
     # clicking the curve at a step selects that step's node
     panel.plots.setCurrentWidget(chart)
     chart.plot.resize(600, 300)
-    qtbot.waitUntil(chart.plot.isVisible, timeout=5000)
+    qtbot.waitUntil(chart.plot.isVisible, timeout=WAIT_MS)
     k = chart.planned.peak_step
     scene = chart.plot.plotItem.vb.mapViewToScene(QPointF(k, 1.0))
     qtbot.mouseClick(chart.plot.viewport(), Qt.MouseButton.LeftButton,
                      pos=chart.plot.mapFromScene(scene))
     qtbot.waitUntil(lambda: session.selection.nodes == [chart.planned.steps[k].node],
-                    timeout=5000)
+                    timeout=WAIT_MS)
     # other shapes, not inferred yet: the chart says so instead of showing old figures
     session.set_input_shapes({"data": (8, 3, 96, 96)}, infer=False)
-    qtbot.waitUntil(lambda: chart.unplanned is None, timeout=5000)
+    qtbot.waitUntil(lambda: chart.unplanned is None, timeout=WAIT_MS)
     assert "Infer shapes" in chart.note.text() and not len(chart.curve.yData or [])
 
 
@@ -290,7 +290,7 @@ def test_op_summary_alone_follows_the_analysis_sorts_and_selects(alone, qtbot) -
     panel, session = alone(OpSummaryPanel, doc)
     assert panel.table.rowCount() == 0 and "Infer shapes" in panel.note.text()
     session.set_input_shapes({"data": (2, 3, 224, 224)})
-    qtbot.waitUntil(lambda: panel.table.rowCount() > 0, timeout=60000)
+    qtbot.waitUntil(lambda: panel.table.rowCount() > 0, timeout=WAIT_MS)
     expected = report.by_op(doc, stats.analyze(doc.snapshot(), {"data": (2, 3, 224, 224)}
                                                ).stats)
     assert [panel.table.item(r, 0).text() for r in range(panel.table.rowCount())] == \

@@ -12,7 +12,7 @@ import textwrap
 from PySide6.QtWidgets import QMessageBox
 
 from mxexplorer.gui.main_window import MainWindow
-from tests.conftest import REPO, dead_pid
+from tests.conftest import REPO, WAIT_MS, WAIT_S, dead_pid
 
 KILLED_RUN = textwrap.dedent("""
     import os, signal, sys, time
@@ -28,7 +28,7 @@ KILLED_RUN = textwrap.dedent("""
     fc1 = next(i for i, n in enumerate(window.document.nodes) if n.name == "fc1")
     window.push_edit(edits.RenameNodeEdit(fc1, "dense1"))
     folder = settings.recovery_dir()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline and not (os.path.isdir(folder) and os.listdir(folder)):
         app.processEvents()
         time.sleep(0.01)
@@ -43,7 +43,7 @@ def test_edits_of_a_killed_run_are_offered_back(qtbot, settings, mlp_copy, dialo
     env = dict(os.environ, PYTHONPATH=str(REPO), QT_QPA_PLATFORM="offscreen")
     ini = settings._s.fileName()
     run = subprocess.run([sys.executable, "-c", KILLED_RUN, ini, str(mlp_copy)], env=env,
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=WAIT_S)
     assert run.returncode == -signal.SIGKILL and "written" in run.stdout, run.stderr
     assert mlp_copy.read_bytes() == original          # nothing was saved
     window = MainWindow(settings)
@@ -112,11 +112,11 @@ def test_an_edit_writes_a_recovery_file_and_saving_removes_it(make_window, mlp_c
     folder = window.settings.recovery_dir()
     window.push_edit(edits.SetAttrEdit((3,), "lr_mult", "0.5"))
     qtbot.waitUntil(lambda: os.path.isdir(folder) and len(os.listdir(folder)) == 1,
-                    timeout=5000)
+                    timeout=WAIT_MS)
     window.undo_stack.undo()                           # back to the file: nothing unsaved
-    qtbot.waitUntil(lambda: os.listdir(folder) == [], timeout=5000)
+    qtbot.waitUntil(lambda: os.listdir(folder) == [], timeout=WAIT_MS)
     window.undo_stack.redo()
-    qtbot.waitUntil(lambda: len(os.listdir(folder)) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(os.listdir(folder)) == 1, timeout=WAIT_MS)
     assert window._write(str(tmp_path / "out-symbol.json"))
     assert os.listdir(folder) == []
 
@@ -144,7 +144,7 @@ def test_a_failed_save_says_so_and_keeps_the_edits(make_window, mlp_copy, qtbot,
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
         signal.signal(signal.SIGXFSZ, old_handler)
     assert not ok
-    qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=5000)
+    qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=WAIT_MS)
     (title, text), = dialogs.take_closed()
     assert title == "Save failed" and "edits are kept" in text
     assert window.is_modified() and window.document.nodes[3].attrs["lr_mult"] == "0.5"

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMessageBox
 from mxexplorer.core import edits, memplan
 from mxexplorer.gui.main_window import all_windows
 from mxexplorer.gui.panels.tree import RECOMPUTE_BRUSH
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, REPO, WAIT_MS, WAIT_S
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
 MLP = EXAMPLES / "mlp-symbol.json"
@@ -25,7 +25,7 @@ def _infer(window, qtbot) -> None:
     window.shape_form.infer_button.click()
     qtbot.waitUntil(lambda: window.shape_result is not None
                     and window.shape_result.revision == window.document.revision,
-                    timeout=30000)
+                    timeout=WAIT_MS)
 
 
 def test_prefix_all_names_then_infer_works(make_window, qtbot) -> None:
@@ -51,7 +51,7 @@ def test_changing_the_batch_infers_again(make_window, qtbot) -> None:
     _infer(window, qtbot)
     window.shape_form.batch.setValue(3)
     qtbot.waitUntil(lambda: window.shape_result.inputs_used.get("data") == (3, 784),
-                    timeout=10000)
+                    timeout=WAIT_MS)
     fc1 = window.document.find("fc1")[0]
     row = window.tree.node_rows(fc1)[0]
     assert row.siblingAtColumn(2).data().startswith("(3,")
@@ -63,7 +63,7 @@ def test_a_result_for_an_older_graph_is_shown_as_stale(make_window, qtbot) -> No
     window.shape_form.set_shapes({"data": (8, 784)})
     _infer(window, qtbot)
     pane = window.graph_pane
-    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=30000)
+    qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=WAIT_MS)
     assert pane.build.label_items and not window.tree.stale_label.isVisible()
     fresh_colour = pane.build.label_items[0].brush().color().name()
     fc1 = window.document.find("fc1")[0]
@@ -76,7 +76,7 @@ def test_a_result_for_an_older_graph_is_shown_as_stale(make_window, qtbot) -> No
     assert row.siblingAtColumn(2).data() == "(8, 64)"
     assert row.siblingAtColumn(2).data(Qt.ItemDataRole.ForegroundRole) is not None
     # the graph keeps its shape labels, greyed, once it is drawn again
-    qtbot.waitUntil(lambda: not pane.busy_now, timeout=30000)
+    qtbot.waitUntil(lambda: not pane.busy_now, timeout=WAIT_MS)
     assert pane.build.label_items
     assert pane.build.label_items[0].brush().color().name() != fresh_colour
     # the status bar keeps its totals and says they are old
@@ -98,11 +98,11 @@ def _planner(make_window, qtbot, path=R18, shape=(4, 3, 224, 224)):
     window = make_window(path)
     window.shape_form.set_shapes({"data": shape})
     _infer(window, qtbot)
-    qtbot.waitUntil(lambda: window.memory is not None, timeout=10000)
+    qtbot.waitUntil(lambda: window.memory is not None, timeout=WAIT_MS)
     panel = window.memory
     panel.stages.setCurrentIndex(panel.stages.findData("auto"))
     panel.search.setCurrentIndex(panel.search.findData("original"))
-    with qtbot.waitSignal(panel.finished, timeout=120000):
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.start_button.click()
     return window, panel
 
@@ -173,7 +173,7 @@ def test_benchmark_after_apply_compares_untagged_with_the_plan(make_window, qtbo
     best = panel.result.best
     assert best is not None
     panel.apply_button.click()
-    with qtbot.waitSignal(panel.finished, timeout=120000):
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.bench_button.click()
     rows = {r.label: r for r in panel.bench}
     assert set(rows) == {"original", "planned"}
@@ -222,7 +222,66 @@ def test_quit_closes_every_window_asking_for_each_modified_one(make_window, qtbo
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
     dialogs.answer(QMessageBox.StandardButton.Discard)
     first.quit_action.trigger()
-    qtbot.waitUntil(lambda: not first.isVisible() and not second.isVisible(), timeout=10000)
+    qtbot.waitUntil(lambda: not first.isVisible() and not second.isVisible(), timeout=WAIT_MS)
     asked = dialogs.take()
     assert len(asked) == 1 and "mlp-symbol.json" in asked[0][1]
     assert all_windows() == []
+
+
+def test_ctrl_y_redoes_as_on_other_desktops(make_window) -> None:
+    window = make_window(MLP)
+    keys = [k.toString() for k in window.redo_action.shortcuts()]
+    assert "Ctrl+Y" in keys and "Ctrl+Shift+Z" in keys
+    fc1 = window.document.find("fc1")[0]
+    window.push_edit(edits.SetAttrEdit((fc1,), "num_hidden", "48"))
+    window.undo_action.trigger()
+    assert window.document.nodes[fc1].attrs["num_hidden"] != "48"
+    window.redo_action.trigger()
+    assert window.document.nodes[fc1].attrs["num_hidden"] == "48"
+
+
+QUIT_SCRIPT = """
+import sys
+from PySide6.QtCore import QTimer
+from mxexplorer.gui.app import _flush_deletes, ensure_app
+from mxexplorer.gui.main_window import MainWindow
+from mxexplorer.gui.settings import Settings
+
+app = ensure_app()
+window = MainWindow(Settings(sys.argv[2]))
+window.show()
+window.open_anywhere(sys.argv[1], {})
+state = {"asked": False}
+
+def step():
+    if window.opening or window.document is None:
+        return
+    if not state["asked"]:
+        state["asked"] = True
+        window.compare_with(sys.argv[1])
+        return
+    if window.compare_windows and window.compare_windows[0].isVisible():
+        timer.stop()
+        print("compare window open", flush=True)
+        window.quit_action.trigger()
+
+timer = QTimer(interval=50)
+timer.timeout.connect(step)
+timer.start()
+code = app.exec()
+_flush_deletes()                 # as mxexplorer.gui.app.run ends
+print("ended", code, flush=True)
+"""
+
+
+def test_quit_closes_compare_windows_too_and_the_process_ends(tmp_path) -> None:
+    """In a process of its own, as a user runs it: File > Quit with a Compare window
+    open must end the event loop (the Compare window kept the process alive)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", QUIT_SCRIPT, str(MLP),
+                           str(tmp_path / "settings.ini")], capture_output=True, text=True,
+                          cwd=str(REPO), timeout=WAIT_S)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["compare window open", "ended 0"], done.stdout

@@ -16,7 +16,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from mxexplorer.gui import instance
 from mxexplorer.gui.app import open_requested
 from mxexplorer.gui.main_window import all_windows
-from tests.conftest import DATA, EXAMPLES, REPO
+from tests.conftest import DATA, EXAMPLES, REPO, WAIT_MS, WAIT_S
 
 
 def _close_others(keep, qtbot) -> None:
@@ -24,7 +24,7 @@ def _close_others(keep, qtbot) -> None:
         if window is not keep:
             pane = window.graph_pane
             if pane is not None:
-                qtbot.waitUntil(lambda p=pane: not p.busy_now, timeout=30000)
+                qtbot.waitUntil(lambda p=pane: not p.busy_now, timeout=WAIT_MS)
             if window.session is not None:
                 window.session.undo_stack.setClean()
             window.close()
@@ -54,7 +54,7 @@ def test_drop_a_checkpoint_then_the_same_file_again(make_window, mlp_copy, qtbot
         params = mlp_copy.parent / "mlp-0000.params"
         assert _drop(window, [params])                          # a window of its own
         qtbot.waitUntil(lambda: len(all_windows()) == 2 and not any(
-            w.opening for w in all_windows()), timeout=20000)
+            w.opening for w in all_windows()), timeout=WAIT_MS)
         other = next(w for w in all_windows() if w is not window)
         assert other.document.path == str(mlp_copy)             # found its symbol file
         assert other.document.params_path == str(params)
@@ -73,10 +73,10 @@ def test_a_window_made_for_a_broken_file_goes_away(make_window, qtbot, dialogs) 
     try:
         other = window.open_anywhere(str(DATA / "broken" / "empty-symbol.json"))
         assert other is not window
-        qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=20000)
+        qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=WAIT_MS)
         (title, _), = dialogs.take_closed()
         assert title == "Cannot open the file"
-        qtbot.waitUntil(lambda: all_windows() == [window], timeout=5000)
+        qtbot.waitUntil(lambda: all_windows() == [window], timeout=WAIT_MS)
     finally:
         _close_others(window, qtbot)
 
@@ -94,12 +94,12 @@ def test_a_second_start_hands_its_file_to_the_running_process(make_window, qtbot
     proc = subprocess.Popen([sys.executable, "-m", "mxexplorer", str(target)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        with qtbot.waitSignal(server.open_requested, timeout=30000) as blocker:
+        with qtbot.waitSignal(server.open_requested, timeout=WAIT_MS) as blocker:
             pass
         assert blocker.args[0] == [str(target)]
-        assert proc.wait(timeout=30) == 0                     # it handed over and left
+        assert proc.wait(timeout=WAIT_S) == 0                     # it handed over and left
         qtbot.waitUntil(lambda: any(w.document is not None and w.document.path == str(target)
-                                    for w in all_windows()), timeout=20000)
+                                    for w in all_windows()), timeout=WAIT_MS)
         assert window.document.path.endswith("resnet18_v1-symbol.json")
         # the same file from a third start: no new window
         count = len(all_windows())
@@ -126,13 +126,13 @@ def test_every_broken_file_says_what_is_wrong(make_window, qtbot, dialogs, path,
     window = make_window(EXAMPLES / "mlp-symbol.json")
     before = window.document
     window.open_file(str(path))
-    qtbot.waitUntil(lambda: not window.opening, timeout=20000)
+    qtbot.waitUntil(lambda: not window.opening, timeout=WAIT_MS)
     if path.name == "unknown_op-symbol.json":
         # opens: the graph shows and the status bar names the op
         assert window.document is not before and "unknown" in \
             window.statusBar().currentMessage().lower()
         return
-    qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=5000)
+    qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=WAIT_MS)
     (title, text), = dialogs.take_closed()
     assert title == "Cannot open the file"
     assert "\n" not in text and "Traceback" not in text and len(text) < 300
@@ -146,7 +146,7 @@ def test_a_params_file_without_its_symbol_file(make_window, qtbot, dialogs,
     lone = tmp_path / "lonely-0000.params"
     shutil.copy(EXAMPLES / "mlp-0000.params", lone)
     window.open_file(str(lone))
-    qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=20000)
+    qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=WAIT_MS)
     (title, text), = dialogs.take_closed()
     assert "without its -symbol.json" in text
 
@@ -172,7 +172,7 @@ def test_open_recent_keeps_ten_and_drops_a_missing_file_with_a_word(
     assert len(settings.recent_files()) == 9
     window._open_recent(files[-2])                             # opens in a new window
     qtbot.waitUntil(lambda: any(w.document is not None and w.document.path == files[-2]
-                                for w in all_windows()), timeout=20000)
+                                for w in all_windows()), timeout=WAIT_MS)
     _close_others(window, qtbot)
 
 
@@ -196,20 +196,20 @@ def test_gio_open_on_a_symbol_file_reaches_mxexplorer(qtbot, tmp_path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
     env.update(HOME=str(home), PYTHONPATH=str(REPO), QT_QPA_PLATFORM="offscreen")
     done = subprocess.run([sys.executable, "-m", "mxexplorer", "--install-desktop"], env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=WAIT_S)
     assert done.returncode == 0, done.stderr
     target = tmp_path / "renamed.json"                 # recognised by its content
     shutil.copy(EXAMPLES / "mlp-symbol.json", target)
     server = instance.InstanceServer()
     try:
         assert server.listening
-        with qtbot.waitSignal(server.open_requested, timeout=60000) as blocker:
-            subprocess.run(["gio", "open", str(target)], env=env, timeout=60, check=True)
+        with qtbot.waitSignal(server.open_requested, timeout=WAIT_MS) as blocker:
+            subprocess.run(["gio", "open", str(target)], env=env, timeout=WAIT_S, check=True)
         assert blocker.args[0] == [str(target)]
         if shutil.which("xdg-open"):          # xdg-utils: where installed
             # without a desktop session xdg-open asks xdg-mime only when it sees a display
             xenv = dict(env, DISPLAY=env.get("DISPLAY") or ":99")
-            with qtbot.waitSignal(server.open_requested, timeout=60000) as blocker:
+            with qtbot.waitSignal(server.open_requested, timeout=WAIT_MS) as blocker:
                 subprocess.Popen(["xdg-open", str(target)], env=xenv,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             assert blocker.args[0] == [str(target)]

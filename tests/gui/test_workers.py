@@ -4,6 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication, QObject, Slot
 
 from mxexplorer.gui import workers
+from tests.conftest import WAIT_MS, WAIT_S
 
 
 class _Sink(QObject):
@@ -28,7 +29,7 @@ def test_a_finished_worker_drops_its_job_and_returns_to_the_gui_thread(qtbot) ->
     holder["emit"] = worker.partial.emit
     worker.finished.connect(sink.take)
     thread = workers.start(sink, worker)
-    qtbot.waitUntil(lambda: sink.results == [42], timeout=10000)
+    qtbot.waitUntil(lambda: sink.results == [42], timeout=WAIT_MS)
     assert thread.wait(10000)
     assert worker._fn is None                      # the cycle is broken
     assert worker.thread() is QCoreApplication.instance().thread()
@@ -50,7 +51,7 @@ def test_a_thread_ends_while_the_gui_thread_waits_without_an_event_loop(qtbot) -
     thread = workers.start(sink, worker)
     assert started.wait(10)
     assert thread.wait(5000)                       # no processEvents in between
-    qtbot.waitUntil(lambda: not workers._registry.running, timeout=5000)
+    qtbot.waitUntil(lambda: not workers._registry.running, timeout=WAIT_MS)
 
 
 def test_garbage_is_collected_on_the_gui_thread_only(qapp) -> None:
@@ -75,7 +76,7 @@ def test_garbage_is_collected_on_the_gui_thread_only(qapp) -> None:
         worker.start()
         worker.join()
         QCoreApplication.processEvents()
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + WAIT_S
         while not seen and time.monotonic() < deadline:
             QCoreApplication.processEvents()
             time.sleep(0.05)
@@ -109,7 +110,7 @@ def test_a_job_slot_passes_only_the_newest_job_and_partials_from_the_first_momen
     slot.start(slow, partial=True)
     slot.start(fast, partial=True)          # supersedes the slow one
     gate.set()
-    qtbot.waitUntil(lambda: results.results == ["fast"], timeout=10000)
+    qtbot.waitUntil(lambda: results.results == ["fast"], timeout=WAIT_MS)
     qtbot.wait(100)
     assert results.results == ["fast"] and "fast" in partials.results
     assert ended.results == ["ended"] and not slot.busy

@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
+    QToolBar,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -62,7 +64,6 @@ class GraphToolbar(QWidget):
         self.search.setMinimumWidth(110)
         self.search.returnPressed.connect(self.find_next_requested)
         self.match_label = QLabel()
-        self.match_label.setMinimumWidth(60)
         self.zoom_label = QLabel("100%")
         self.zoom_label.setMinimumWidth(44)
         self.params_button = _tool("Parameters", self.params_toggled, checkable=True,
@@ -83,21 +84,23 @@ class GraphToolbar(QWidget):
         self.legend_button.blockSignals(True)
         self.legend_button.setChecked(True)
         self.legend_button.blockSignals(False)
-        bar = QHBoxLayout()
-        bar.setContentsMargins(4, 2, 4, 2)
-        bar.addWidget(self.search, 1)
+        # a tool bar, not a row: what does not fit folds into its >> menu (a row's least
+        # width, 640 px, squeezed the internals dock of a 1280-pixel window)
+        self.bar = bar = QToolBar()
+        bar.setContentsMargins(4, 0, 4, 0)
+        self.search.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        bar.addWidget(self.search)
         bar.addWidget(self.match_label)
-        bar.addWidget(_tool("\u2212", self.zoom_out_requested, tip="Zoom out (-)"))
-        bar.addWidget(self.zoom_label)
-        bar.addWidget(_tool("+", self.zoom_in_requested, tip="Zoom in (+)"))
-        bar.addWidget(_tool("Fit", self.fit_requested, tip="Fit the graph to the window (0)"))
-        bar.addWidget(self.metric_box)
-        bar.addWidget(self.blocks_button)
-        bar.addWidget(self.params_button)
-        bar.addWidget(self.legend_button)
-        bar.addWidget(_tool("Export\u2026", self.export_requested,
-                            tip="Save the graph as SVG, PNG or PDF"))
-        bar.addWidget(self.layout_label)
+        for widget in (_tool("\u2212", self.zoom_out_requested, tip="Zoom out (-)"),
+                       self.zoom_label,
+                       _tool("+", self.zoom_in_requested, tip="Zoom in (+)"),
+                       _tool("Fit", self.fit_requested, tip="Fit the graph to the window (0)"),
+                       self.metric_box, self.blocks_button, self.params_button,
+                       self.legend_button,
+                       _tool("Export\u2026", self.export_requested,
+                             tip="Save the graph as SVG, PNG or PDF"),
+                       self.layout_label):
+            bar.addWidget(widget)
 
         self.busy = QFrame()
         self.busy.setFrameShape(QFrame.Shape.StyledPanel)
@@ -117,7 +120,7 @@ class GraphToolbar(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addLayout(bar)
+        layout.addWidget(bar)
         layout.addWidget(self.busy)
 
     def show_busy(self, text: str) -> None:

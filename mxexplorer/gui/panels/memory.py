@@ -43,6 +43,10 @@ from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
 from mxexplorer.gui.theme import set_role
 
+#: the column of a plan's words: a plan's explanation (about 450 characters) in 12
+#: lines, within the controls' height
+WORDS_WIDTH = 250
+
 
 def _devices_job(progress: Any, token: Any) -> list[Device]:
     """The device list, asked in a child: nothing touches a GPU in the window's process."""
@@ -154,24 +158,36 @@ class MemoryPanel(SessionPanel):
         buttons2.addWidget(self.apply_button)
         buttons2.addWidget(self.export_button)
         left = QVBoxLayout()
+        left.setContentsMargins(0, 0, 0, 0)
         left.addLayout(form)
         left.addLayout(buttons)
         left.addLayout(buttons2)
         left.addWidget(self.progress)
-        left.addWidget(self.status, 1)
-        left_box = QWidget()
-        left_box.setLayout(left)
-        left_box.setMaximumWidth(380)
-        scroll = QScrollArea()      # a short dock scrolls the controls and the words
-        scroll.setWidget(left_box)
+        left.addStretch(1)
+        self.controls = QWidget()
+        self.controls.setLayout(left)
+        self.controls.setMaximumWidth(380)
+        scroll = QScrollArea()      # a dock made short by hand scrolls the controls
+        scroll.setWidget(self.controls)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setFixedWidth(min(left_box.sizeHint().width(), 380)
+        scroll.setFixedWidth(min(self.controls.sizeHint().width(), 380)
                              + scroll.verticalScrollBar().sizeHint().width())
+        # the words of a plan beside the controls, not under them: under them a plan's
+        # explanation was cut off below the buttons in a first window's short dock
+        self.status.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.words = QScrollArea()
+        self.words.setWidget(self.status)
+        self.words.setWidgetResizable(True)
+        self.words.setFrameShape(QFrame.Shape.NoFrame)
+        self.words.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.words.setMinimumWidth(WORDS_WIDTH)
+        self.words.setMaximumWidth(WORDS_WIDTH + 80)
         self.row = QHBoxLayout(self)
         self.row.setContentsMargins(4, 4, 4, 4)
         self.row.addWidget(scroll)
+        self.row.addWidget(self.words, 1)
         self.plan_plot: PlanPlot | None = None
         self.front_plot: FrontPlot | None = None
         self.bench_view: BenchView | None = None
@@ -201,21 +217,31 @@ class MemoryPanel(SessionPanel):
         if self.plan_plot is None:
             self.front_plot, self.plan_plot = FrontPlot(), PlanPlot()
             self.step_chart, self.plots = StepChart(self.session), QTabWidget()
-            for tab, title in ((self.front_plot, "Memory vs recompute"), (self.plan_plot,
-                               "By threshold (memonger)"), (self.step_chart, "Over a step")):
-                self.plots.addTab(tab, title)
+            for tab, title, tip in (
+                    (self.front_plot, "Memory vs recompute", "Every plan costed: memory "
+                     "against the share of the forward pass recomputed; click one"),
+                    (self.plan_plot, "Thresholds", "memonger's view: memory by threshold"),
+                    (self.step_chart, "Over a step", "Memory at each step of one training "
+                     "iteration, with the selected plan")):
+                self.plots.setTabToolTip(self.plots.addTab(tab, title), tip)
             for plot in (self.front_plot, self.plan_plot):
                 plot.probe_clicked.connect(self._on_probe_clicked)
             self.row.addWidget(self.plots, 2)
             self._parts_timer.start()
             return
         self.bench_view = BenchView()
-        self.bench_view.setMaximumWidth(320)
-        self.row.addWidget(self.bench_view, 1)
+        # a tab beside the plots, not a column of its own: the plots kept too little
+        # room in a first window's planner (1280 px wide, beside the controls and words)
+        self.plots.addTab(self.bench_view, "Benchmark")
         self._set_running(self.session.planner.busy)
         self._on_plan_changed()
         self._on_selected_plan_changed()
         self.built.emit()
+
+    def needed_height(self) -> int:
+        """The height that shows every control (and so a plan's words) unscrolled."""
+        margins = self.row.contentsMargins()
+        return self.controls.sizeHint().height() + margins.top() + margins.bottom()
 
     # ------------------------------------------------------------ what tests read
     @property
@@ -345,6 +371,8 @@ class MemoryPanel(SessionPanel):
     def start_bench(self) -> None:
         if self._start("start_bench", self.device.currentData()):
             self._set_status("Timing training and inference\u2026")
+            if self.bench_view is not None:
+                self.plots.setCurrentWidget(self.bench_view)
 
     def cancel(self) -> None:
         self.session.planner.cancel()
@@ -403,6 +431,8 @@ class MemoryPanel(SessionPanel):
     def _on_bench_changed(self) -> None:
         if self.bench_view is not None:
             self.bench_view.show_results(self.session.bench or [], self.session.bench_verdict)
+            if self.session.bench:
+                self.plots.setCurrentWidget(self.bench_view)
         self._on_selected_plan_changed()
 
     # ------------------------------------------------------------- the plan
