@@ -151,24 +151,41 @@ def cmd_render(args: argparse.Namespace) -> int:
         by_entry = result.by_entry
     graph = drawing.visible_graph(doc, show_params=args.show_params)
     tree = None
-    if args.blocks:
-        from mxexplorer.core import blocks
+    notes = []
+    from mxexplorer.core import blocks
 
+    if args.blocks or (not args.all and len(graph.nodes) > blocks.COLLAPSE_ABOVE):
+        # what the window shows: above COLLAPSE_ABOVE nodes, the graph folded into blocks
         tree = blocks.block_tree(doc, graph)
+        whole = len(graph.nodes)
         graph = blocks.collapse(graph, tree, blocks.default_expansion(tree))
+        if not args.blocks:
+            notes.append(f"{whole:,} nodes folded into blocks, as the window shows them "
+                         "(--all draws every node)")
     from mxexplorer.cli_convert import render_colours
     dpi = (args.dpi or drawing.PNG_DPI) if fmt == "png" else 0
-    source = drawing.styled_source(doc, graph, by_entry, legend=not args.no_legend,
-                                   title=args.title, dpi=dpi,
-                                   **render_colours(args.colour, doc, graph,
-                                                    result if by_entry else None, tree))
+    colours = render_colours(args.colour, doc, graph, result if by_entry else None, tree)
+
+    def source(legend: bool) -> str:
+        return drawing.styled_source(doc, graph, by_entry, legend=legend, title=args.title,
+                                     dpi=dpi, **colours)
+
     try:
-        size = drawing.render_file(source, args.output, time_limit=args.time_limit)
-    except drawing.DotTimeout as exc:
-        hint = "" if args.blocks else "; --blocks draws the overview"
-        raise UserError(f"{exc} on {len(graph.nodes):,} nodes{hint}") from None
+        size = drawing.render_file(source(not args.no_legend), args.output,
+                                   time_limit=args.time_limit)
+    except drawing.DotTimeout:
+        # the window's fallback: our own layered layout, which graphviz only draws
+        from mxexplorer.core.layered import layered_layout
+
+        layout = layered_layout(graph, drawing.layout_source(graph))
+        size = drawing.render_file(drawing.pinned_source(source(False), layout),
+                                   args.output, pinned=True)
+        notes.append(f"graphviz dot did not finish within {args.time_limit:g} s: drawn "
+                     "with mxexplorer's layered layout (straight edges, no legend)")
     sys.stderr.write(f"wrote {args.output} ({len(graph.nodes)} nodes, "
                      f"{len(graph.edges)} edges, {size:,} bytes)\n")
+    for note in notes:
+        sys.stderr.write(f"note: {note}\n")
     return 0
 
 
@@ -197,9 +214,7 @@ class _TerminalProgress:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    import textwrap
-
-    from mxexplorer.core import gpu, jobs, memplan, plansearch, symbol_io
+    from mxexplorer.core import gpu, memplan
     from mxexplorer.core.document import GraphDocument
 
     gpu.check(args.ctx)  # the device first: one line, before any work
@@ -207,6 +222,20 @@ def cmd_plan(args: argparse.Namespace) -> int:
     shape_map = _data_shapes(doc, args)
     snap = doc.snapshot()
     bar = _TerminalProgress()
+    try:
+        return _plan(args, doc, shape_map, snap, bar)
+    except memplan.NoStagesError as exc:
+        raise UserError(f"{exc}: tag the stage nodes mirror_stage, or plan with "
+                        "--stages auto (cut vertices)") from None
+
+
+def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ...]],
+          snap: Any, bar: _TerminalProgress) -> int:
+    import textwrap
+
+    from mxexplorer.core import jobs, memplan, plansearch, symbol_io
+    from mxexplorer.core.document import GraphDocument
+
     if args.budget is not None:
         fit = jobs.largest_batch(snap, shape_map, args.budget, ctx=args.ctx,
                                  stages=args.stages, progress=bar)
@@ -366,11 +395,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-legend", action="store_true", help="leave the legend out")
     p.add_argument("--title", help="a title above the graph")
     p.add_argument("--dpi", type=int, default=None, help="resolution of a PNG (150)")
-    p.add_argument("--blocks", action="store_true",
-                   help="draw repeated structure folded into blocks (the overview the "
-                        "window shows for big graphs)")
-    p.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS",
-                   help="stop graphviz after this long (300)")
+    folding = p.add_mutually_exclusive_group()
+    folding.add_argument("--blocks", action="store_true",
+                         help="draw repeated structure folded into blocks (the default "
+                              "above 1,500 nodes, as in the window)")
+    folding.add_argument("--all", action="store_true",
+                         help="draw every node, however many")
+    p.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
+                   help="graphviz's layout time before mxexplorer's own layered layout "
+                        "is drawn instead (60)")
     p.add_argument("--colour", choices=("memory", "macs", "params"),
                    help="colour the nodes by this metric on a viridis scale (needs --shape)")
     p.set_defaults(func=cmd_render)
@@ -379,8 +412,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...", help="input shape")
     p.add_argument("--ctx", default="cpu", metavar="cpu|gpu:N", help="device (cpu)")
-    p.add_argument("--stages", choices=("file", "auto"), default="file",
-                   help="the file's mirror_stage tags, or automatic (cut vertices)")
+    p.add_argument("--stages", choices=("file", "auto"), default=None,
+                   help="the file's mirror_stage tags, or automatic (cut vertices); by "
+                        "default the file's when it has any, else automatic")
     p.add_argument("--threshold", type=int, metavar="MB",
                    help="plan at this threshold exactly as the original memonger does")
     p.add_argument("--search", choices=("best", "fast", "thorough", "original"),

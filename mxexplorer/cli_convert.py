@@ -40,13 +40,17 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     a, b = GraphDocument.open(args.a), GraphDocument.open(args.b)
     shapes_a = shapes_b = None
+    stopped: dict[str, str | None] = {}
     if args.shape:
         from mxexplorer.core.shapes import infer_document
 
         given = cli._shape_args(args.shape)
-        shapes_a = infer_document(a, a.to_json(), given).by_entry
-        shapes_b = infer_document(b, b.to_json(), given).by_entry
-    result = diff.compare(a, b, shapes_a, shapes_b)
+        inferred = {side: infer_document(doc, doc.to_json(), given, param_shapes=doc.param_shapes())
+                    for side, doc in (("a", a), ("b", b))}
+        shapes_a, shapes_b = inferred["a"].by_entry, inferred["b"].by_entry
+        stopped = {side: r.error.one_line() if r.error is not None else None
+                   for side, r in inferred.items()}
+    result = diff.compare(a, b, shapes_a, shapes_b, stopped)
     if args.params:
         if not a.params_path or not b.params_path:
             missing = args.a if not a.params_path else args.b
@@ -58,6 +62,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return 0 if result.same else 1
     out = sys.stdout
     out.write(result.summary() + "\n")
+    for side, line in sorted(result.inference.items()):
+        if line:
+            out.write(f"{side.upper()}: shape inference stops at {line} (shapes compared "
+                      "up to there)\n")
     for i, j in result.renamed[:args.top]:
         out.write(f"renamed  {a.nodes[i].name} -> {b.nodes[j].name}\n")
     for c in result.changed[:args.top]:

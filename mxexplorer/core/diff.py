@@ -52,6 +52,9 @@ class GraphDiff:
     tensors: list[TensorDiff] = field(default_factory=list)
     tensors_only_a: list[str] = field(default_factory=list)
     tensors_only_b: list[str] = field(default_factory=list)
+    #: where each side's shape inference stopped ("a"/"b": one line, or None): shapes
+    #: are compared only where both sides know them
+    inference: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def same(self) -> bool:
@@ -85,7 +88,8 @@ class GraphDiff:
             "tensors": [{"name": t.name, "name_b": t.name_b, "shape_a": list(t.shape[0]),
                          "shape_b": list(t.shape[1]), "max_abs": t.max_abs,
                          "max_rel": t.max_rel} for t in self.tensors],
-            "tensors_only_a": self.tensors_only_a, "tensors_only_b": self.tensors_only_b}
+            "tensors_only_a": self.tensors_only_a, "tensors_only_b": self.tensors_only_b,
+            "inference": dict(self.inference)}
 
 
 def _op(doc: GraphDocument, i: int) -> str:
@@ -146,9 +150,12 @@ def match(a: GraphDocument, b: GraphDocument) -> tuple[dict[int, int], int]:
 
 def compare(a: GraphDocument, b: GraphDocument,
             shapes_a: Mapping[tuple[int, int], Any] | None = None,
-            shapes_b: Mapping[tuple[int, int], Any] | None = None) -> GraphDiff:
+            shapes_b: Mapping[tuple[int, int], Any] | None = None,
+            stopped: Mapping[str, str | None] | None = None) -> GraphDiff:
     """The differences between the graphs ``a`` and ``b`` (shapes: inferred
-    ``by_entry`` of each, when known)."""
+    ``by_entry`` of each, when known; ``stopped``: where each side's inference stopped,
+    in one line).  An output whose shape one side does not know is not a difference:
+    past the node where inference stops, every shape is unknown."""
     pairs, by_structure = match(a, b)
     matched_b = set(pairs.values())
     renamed, changed = [], []
@@ -162,13 +169,13 @@ def compare(a: GraphDocument, b: GraphDocument,
         if shapes_a is not None and shapes_b is not None:
             sa = [shapes_a.get((i, k)) for k in range(a.output_count(i))]
             sb = [shapes_b.get((j, k)) for k in range(b.output_count(j))]
-            if sa != sb:
+            if sa != sb and len(sa) == len(sb) and None not in sa and None not in sb:
                 shape_pair = (sa, sb)
         if attrs or shape_pair:
             changed.append(NodeChange(i, j, attrs, shape_pair))
     return GraphDiff(pairs, [i for i in a.order() if i not in pairs],
                      [j for j in b.order() if j not in matched_b], renamed, changed,
-                     by_structure)
+                     by_structure, inference=dict(stopped or {}))
 
 
 def compare_params(diff: GraphDiff, a: GraphDocument, b: GraphDocument, path_a: str,

@@ -419,12 +419,30 @@ def format_for(path: str) -> str:
     return ext
 
 
+def pinned_source(source: str, layout: Layout) -> str:
+    """``source`` (:func:`styled_source`'s DOT, without a legend) with every node at its
+    place in ``layout`` and straight edges, for ``run_dot(..., pinned=True)``: graphviz
+    then only draws, in seconds, where its own layout of the graph took minutes."""
+    lines = source.split("\n")
+    out = [lines[0], "  graph [splines=false, overlap=true];"]
+    for line in lines[1:]:
+        head = line.split(" [", 1)[0].strip()
+        if line.startswith("  n") and head[1:].isdigit():
+            box = layout.nodes.get(int(head[1:]))
+            if box is not None:
+                line = line.replace(" [", f' [pos="{box.x:.1f},{layout.height - box.y:.1f}!", ', 1)
+        out.append(line)
+    return "\n".join(out)
+
+
 def render_file(source: str, path: str, token: CancelToken | None = None,
-                time_limit: float | None = None) -> int:
-    """Write ``source`` drawn by dot to ``path`` (format from the extension), atomically.
-    Returns the number of bytes written."""
+                time_limit: float | None = None, pinned: bool = False) -> int:
+    """Write ``source`` drawn by dot to ``path`` (format from the extension), atomically
+    (``pinned``: positions given, see :func:`pinned_source`).  Returns the number of
+    bytes written."""
     fmt = format_for(path)
-    data = run_dot(source, fmt if fmt != "png" else "png:cairo", token, time_limit=time_limit)
+    data = run_dot(source, fmt if fmt != "png" else "png:cairo", token, time_limit=time_limit,
+                   pinned=pinned)
     if token is not None:
         token.check()
     write_atomic(path, data)

@@ -48,10 +48,12 @@ class DotTimeout(UserError):
 
 
 def run_dot(source: str, fmt: str, token: CancelToken | None = None,
-            poll: float = 0.05, time_limit: float | None = None) -> bytes:
+            poll: float = 0.05, time_limit: float | None = None,
+            pinned: bool = False) -> bytes:
     """Run ``dot -T<fmt>`` on ``source``; kill it and raise :class:`Cancelled` as soon as
     ``token`` is set, :class:`DotTimeout` after ``time_limit`` seconds.  Errors become
-    one-line :class:`UserError`s.
+    one-line :class:`UserError`s.  ``pinned``: every node has its ``pos`` already and
+    graphviz only draws (``-Kneato -n2``: no layout).
 
     The source, the picture and dot's messages go through files, not pipes: a pipe
     holds 64 KiB, and feeding it while waiting (``communicate`` with a timeout, then
@@ -68,7 +70,8 @@ def run_dot(source: str, fmt: str, token: CancelToken | None = None,
             fh.write(source)
         try:
             with open(err, "wb") as err_fh:
-                proc = subprocess.Popen([program, f"-T{fmt}", f"-o{out}", src],
+                mode = ["-Kneato", "-n2"] if pinned else []
+                proc = subprocess.Popen([program, *mode, f"-T{fmt}", f"-o{out}", src],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=err_fh)
         except OSError as exc:

@@ -14,7 +14,7 @@ from mxexplorer.core.shapes import Shape
 
 
 def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
-         stages: str = "file", threshold_mb: int | None = None, mode: str = "best",
+         stages: str | None = None, threshold_mb: int | None = None, mode: str = "best",
          dtype: str = "float32", progress: Progress = no_progress,
          token: CancelToken | None = None,
          on_probe: Callable[[memplan.Probe], None] | None = None,
@@ -29,7 +29,7 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
 
 
 def largest_batch(snap: GraphSnapshot, shapes: Mapping[str, Shape], budget_mb: float,
-                  ctx: str = "cpu", stages: str = "file", progress: Progress = no_progress,
+                  ctx: str = "cpu", stages: str | None = None, progress: Progress = no_progress,
                   token: CancelToken | None = None) -> memplan.BatchFit:
     """:func:`memplan.largest_batch` in a child."""
     fit: memplan.BatchFit = isolated.call(

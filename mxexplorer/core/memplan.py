@@ -618,7 +618,7 @@ def original_thresholds(search: Search, ntrial: int = 6, probe: bool = True) -> 
 
 
 def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
-         stages: str = "file", threshold_mb: int | None = None, mode: str = "best",
+         stages: str | None = None, threshold_mb: int | None = None, mode: str = "best",
          time_limit: float = 300.0, dtype: str = "float32",
          progress: Progress = no_progress, token: CancelToken | None = None,
          on_probe: ProbeCallback | None = None, target: str | None = None,
@@ -627,7 +627,8 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
 
     Parameters
     ----------
-    stages : "file" (the file's ``mirror_stage`` tags) or "auto" (cut vertices).
+    stages : "file" (the file's ``mirror_stage`` tags), "auto" (cut vertices), or None:
+        the file's when it has any, else automatic (as memonger's users expect).
     threshold_mb : plan at this threshold exactly as the original algorithm does.
     mode : "best" (the solver, then climb, trim and front: :mod:`plansearch`; probes
         and model calls by graph size, the same plan on any machine), "fast" (the same
@@ -647,7 +648,7 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     """
     started = time.perf_counter()
     token = token or CancelToken()
-    if stages not in ("file", "auto"):
+    if stages not in ("file", "auto", None):
         raise UserError(f"unknown stage source {stages!r}: use file or auto")
     if mode not in ("best", "fast", "thorough", "original", "quick"):
         raise UserError(f"unknown search mode {mode!r}: use best, fast, thorough or original")
@@ -662,12 +663,13 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
         raise UserError(f"shapes are not all known (no shape for {missing}); "
                         "give every data input a shape")
     check_allocatable(doc.internal_names(), result.internal_shapes, "planning")
+    if stages is None:
+        stages = "file" if file_stages(doc) else "auto"
     stage_map = file_stages(doc) if stages == "file" else \
         {i: "True" for i in cut_vertices(doc)}
     if not stage_map:
         if stages == "file":
-            raise NoStagesError("no node carries mirror_stage: tag some in the tree or "
-                                "the graph, or use automatic stages (cut vertices)")
+            raise NoStagesError("no node carries mirror_stage")
         raise UserError("the graph has no cut vertex to use as a stage")
     gstats = stats.compute(doc, result)
     node_macs = {i: ns.macs for i, ns in gstats.per_node.items() if ns.macs}
@@ -760,7 +762,7 @@ def with_batch(shapes: Mapping[str, Shape], batch: int) -> dict[str, Shape]:
 
 
 def largest_batch(snap: GraphSnapshot, shapes: Mapping[str, Shape], budget_mb: float,
-                  ctx: str = "cpu", stages: str = "auto", max_batch: int = 65536,
+                  ctx: str = "cpu", stages: str | None = "auto", max_batch: int = 65536,
                   progress: Progress = no_progress, token: CancelToken | None = None
                   ) -> BatchFit:
     """The largest batch (first dimension of every input) whose training cost fits in

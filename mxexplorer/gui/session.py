@@ -299,8 +299,11 @@ class DocumentSession(QObject):
 
         Raises
         ------
-        UserError : no input shapes.
+        UserError : no input shapes, or the file's stages asked for and none tagged.
         """
+        if stages == "file" and not memplan.file_stages(self.document):
+            raise UserError("No node carries mirror_stage: tag some in the tree or the "
+                            "graph (Ctrl+M), or choose automatic stages (cut vertices).")
         job = functools.partial(jobs.plan, self.document.snapshot(), self.shapes_for_jobs(),
                                 ctx, stages, threshold, mode, self.dtype)
         self._drop_plan()

@@ -172,13 +172,31 @@ def restyle_roles() -> None:
 
 
 def plot_with_words(owner: QWidget, plot: QWidget, text: str) -> QLabel:
-    """Lay ``plot`` out in ``owner`` with a wrapping line of words under it (returned)."""
+    """Lay ``plot`` out in ``owner`` with wrapping words under it (returned).  The two
+    share a splitter and the words scroll: long words once left a short dock's plot a
+    40-pixel strip (the plot keeps three quarters, the user moves the handle)."""
+    from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter
+
     words = QLabel(text)
     words.setWordWrap(True)
+    words.setTextFormat(Qt.TextFormat.PlainText)
+    words.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+    scroll = QScrollArea()
+    scroll.setWidget(words)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    scroll.setMinimumHeight(words.fontMetrics().lineSpacing() * 2 + 4)
+    split = QSplitter(Qt.Orientation.Vertical)
+    split.addWidget(plot)
+    split.addWidget(scroll)
+    split.setStretchFactor(0, 3)
+    split.setStretchFactor(1, 1)
+    split.setChildrenCollapsible(False)
+    plot.setMinimumHeight(90)
     layout = QVBoxLayout(owner)
     layout.setContentsMargins(0, 0, 0, 0)
-    layout.addWidget(plot, 1)
-    layout.addWidget(words)
+    layout.addWidget(split)
     return words
 
 

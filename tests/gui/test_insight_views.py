@@ -7,6 +7,7 @@ import shutil
 import mxnet as mx
 import numpy as np
 import pytest
+from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor
 
 from mxexplorer.core import drawing, edits, metrics
@@ -105,6 +106,15 @@ def test_time_needs_a_profile_then_colours_and_fills_the_columns(inferred, qtbot
     conv_ms = sum(times[i] for i in doc.order() if doc.nodes[i].op == "Convolution")
     assert ops.table.item(row, col).text() == metrics.format_ms(conv_ms)
     assert "overhead" in ops.note.text()
+    # in a first window at 1280x800 the time and its share are in sight, not off to
+    # the right of the dock (they were the last two of nine columns)
+    window.place_first(QRect(0, 0, 1280, 800), maximise=False)
+    window.ops_dock.raise_()
+    qtbot.waitUntil(lambda: ops.table.isVisible(), timeout=WAIT_MS)
+    header, room = ops.table.horizontalHeader(), ops.table.viewport().width()
+    for c in (col, col + 1):
+        assert header.sectionViewportPosition(c) + header.sectionSize(c) <= room, \
+            (headers[c], header.sectionViewportPosition(c), header.sectionSize(c), room)
     cell = window.tree.node_rows(conv)[0].siblingAtColumn(BAR_COLUMNS["time"])
     assert cell.data() == metrics.format_ms(times[conv]) and cell.data(BAR_ROLE) is not None
     # the graph changes: the profile was for the old one, and nothing shows it
@@ -166,3 +176,25 @@ def test_the_inspector_shows_checkpoint_values_and_flags_nan(make_window, qtbot,
     assert "3 NaN" in view.label.text() and "broken" in view.label.text()
     window.selection.set([doc.find("data")[0]])          # no tensor: nothing shown
     assert view.isHidden()
+
+
+def test_checkpoint_values_follow_a_rename_and_a_prefix(make_window, qtbot, mlp_copy) -> None:
+    """After a rename or a prefix the values stay (read under the file's own keys) and
+    show the tensors' new names; they showed the old names until another click."""
+    from mxexplorer.core import edits
+
+    window = make_window(mlp_copy)
+    doc = window.document
+    view = window.inspector.param_stats
+    fc1 = doc.find("fc1")[0]
+    window.selection.set([fc1])
+    qtbot.waitUntil(lambda: "fc1_weight" in view.stats, timeout=WAIT_MS)
+    before = view.stats["fc1_weight"].mean
+    assert window.push_edit(edits.RenameNodeEdit(fc1, "dense1"))
+    qtbot.waitUntil(lambda: "dense1_weight" in view.stats, timeout=WAIT_MS)
+    assert set(view.stats) == {"dense1_weight", "dense1_bias"}
+    assert view.stats["dense1_weight"].mean == before
+    assert "fc1_weight" not in view.label.text() and "dense1_weight" in view.label.text()
+    assert window.push_edit(edits.PrefixAllEdit("sha-"))
+    qtbot.waitUntil(lambda: "sha-dense1_weight" in view.stats, timeout=WAIT_MS)
+    assert view.stats["sha-dense1_weight"].mean == before

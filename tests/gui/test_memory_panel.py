@@ -91,9 +91,10 @@ def test_a_search_can_be_cancelled_midway(make_window, qtbot) -> None:
 def test_missing_stages_and_benchmark(make_window, qtbot) -> None:
     window, panel = _ready(make_window, qtbot)
     panel.stages.setCurrentIndex(panel.stages.findData("file"))
-    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
-        panel.start_button.click()
-    assert "no node carries mirror_stage" in panel.status.text()
+    panel.start_button.click()                # refused at once, before any child starts
+    assert not panel.busy and panel.start_button.isEnabled()
+    assert "No node carries mirror_stage" in panel.status.text()
+    assert "Ctrl+M" in panel.status.text() and "--stages" not in panel.status.text()
     window.shape_form.set_shapes({"data": (2, 3, 64, 64)})
     with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.bench_button.click()

@@ -276,6 +276,16 @@ def test_memory_over_a_step_follows_the_analysis_and_the_selected_plan(alone, qt
                      pos=chart.plot.mapFromScene(scene))
     qtbot.waitUntil(lambda: session.selection.nodes == [chart.planned.steps[k].node],
                     timeout=WAIT_MS)
+    # the legend covers no point of either curve, in a short plot too (it covered a
+    # third of one in a first window's planner)
+    for height in (300, 160):
+        chart.resize(420, height)
+        qtbot.waitUntil(lambda h=height: chart.plot.height() < h, timeout=WAIT_MS)
+        box = chart.plot.plotItem.legend.sceneBoundingRect()
+        vb = chart.plot.plotItem.vb
+        for curve in (chart.curve, chart.plan_curve):
+            for x, y in zip(curve.xData, curve.yData):
+                assert not box.contains(vb.mapViewToScene(QPointF(x, y))), (height, x, y)
     # other shapes, not inferred yet: the chart says so instead of showing old figures
     session.set_input_shapes({"data": (8, 3, 96, 96)}, infer=False)
     qtbot.waitUntil(lambda: chart.unplanned is None, timeout=WAIT_MS)

@@ -71,6 +71,8 @@ class ParamStatsView(QWidget):
         self.stats: dict[str, Any] = {}
         self._shown: list[tuple[str, str]] = []
         session.selection.changed.connect(self._on_selection_changed)
+        # a rename or a prefix changes the names shown (the file's keys stay)
+        session.document_changed.connect(self._on_document_changed)
         self.hide()
 
     def names_for(self, nodes: list[int]) -> list[tuple[str, str]]:
@@ -102,6 +104,13 @@ class ParamStatsView(QWidget):
         files = [f for _, f in names]
         self.reader.start(lambda progress, token: param_stats.read_stats(path, files))
 
+    @Slot()
+    def _on_document_changed(self, *_: object) -> None:
+        nodes = [n for n in self.session.selection.nodes
+                 if n < len(self.session.document.nodes)]
+        if self.names_for(nodes) != self._shown or self.isHidden():
+            self._on_selection_changed(nodes)
+
     @Slot(object)
     def _on_read(self, got: Any) -> None:
         self.stats = {shown: got.get(in_file, "not read") for shown, in_file in self._shown}
@@ -113,6 +122,7 @@ class ParamStatsView(QWidget):
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self.reader.cancel(quiet=True)
-        disconnect_quietly((self.session.selection.changed, self._on_selection_changed))
+        disconnect_quietly((self.session.selection.changed, self._on_selection_changed),
+                           (self.session.document_changed, self._on_document_changed))
         super().closeEvent(event)
 

@@ -44,14 +44,17 @@ class StepChart(QWidget):
         self.plot.setLabel("bottom", "step (forward, then backward)")
         self.plot.setLabel("left", "live tensors", units="MB")
         self.plot.getAxis("left").enableAutoSIPrefix(False)
-        self.plot.addLegend(offset=(10, 10))       # top left: the peaks come later
+        # one row across the top, over headroom the y range keeps free (a column of
+        # three entries at the top left covered a third of a short plot's curves)
+        self.legend = self.plot.addLegend(offset=(10, 2), colCount=3)
+        self.plot.getViewBox().enableAutoRange(axis="y", enable=False)
         self.base_bytes = 0          # parameters, their gradients and auxiliary states
         self.band = self.plot.plot([], [], pen=pg.mkPen("#b9a37a", width=1), fillLevel=0,
                                    brush=pg.mkBrush(185, 163, 122, 90),
-                                   name="parameters, gradients, aux")
+                                   name="params & grads")
         self.curve = self.plot.plot([], [], pen=pg.mkPen("#888", width=1.5), name="no plan")
         self.plan_curve = self.plot.plot([], [], pen=pg.mkPen("#1f5fa8", width=2),
-                                         name="selected plan")
+                                         name="plan")
         self.peaks = pg.ScatterPlotItem(size=12, symbol="t", pen=pg.mkPen("#c00000"),
                                         brush=pg.mkBrush("#c00000"))
         self.plot.addItem(self.peaks)
@@ -112,6 +115,8 @@ class StepChart(QWidget):
         self.plan_curve.setData([(s.live_bytes + under) * mb for s in plan.steps]
                                 if plan else [])
         self.turn.setValue(sum(1 for s in base.steps if s.phase == "forward"))
+        self._set_headroom(max((max(c.yData) for c in (self.curve, self.plan_curve)
+                                if c.yData is not None and len(c.yData)), default=1.0))
         marks, words = [], []
         for label, timeline in (("no plan", base), ("the selected plan", plan)):
             if timeline is None or timeline.peak_step < 0:
@@ -129,6 +134,20 @@ class StepChart(QWidget):
                           "parameters, gradients and auxiliary states (the optimizer's "
                           "state comes on top); " + "; ".join(words) + ". MXNet's planner "
                           "reuses buffers: its total is in the planner's figures.")
+
+    def _set_headroom(self, top_mb: float) -> None:
+        """The y range from 0 to the highest curve, plus the room the legend's row takes
+        (in pixels, whatever the plot's height) and a little air."""
+        box = self.plot.getViewBox()
+        height = max(box.height(), 1.0)
+        legend = self.legend.boundingRect().height() + 8 if self.legend is not None else 0
+        share = min(0.6, (legend + 6) / height)
+        box.setYRange(0, top_mb / (1 - share), padding=0)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if self.unplanned is not None:
+            self._draw()
 
     def step_at(self, x: float) -> int | None:
         """The node computed at step ``x`` of the curve shown last (the plan's if any)."""
