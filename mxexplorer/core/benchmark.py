@@ -173,7 +173,7 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: s
     """Bind ``graph_json`` for training and time it; ``step`` offsets progress when
     several graphs are timed in one job."""
     from mxexplorer.core import gpu
-    from mxexplorer.core.memplan import parse_total_mb
+    from mxexplorer.core.plancost import parse_total_mb
 
     token = token or CancelToken()
     on_gpu = parse_device(ctx)[0] == "gpu"

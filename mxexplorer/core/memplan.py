@@ -25,24 +25,42 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Protocol
+from typing import Any, Callable, Iterable, Mapping
 
 from mxexplorer.core import opinfo, stats, symbol_io
 from mxexplorer.core.document import GraphDocument, GraphSnapshot, NodeKind
 from mxexplorer.core.edits import FORCE_MIRRORING, MIRROR_STAGE
 from mxexplorer.core.errors import UserError
-from mxexplorer.core.mxnet_env import context, import_mxnet
 from mxexplorer.core.mxnet_env import failure as _failure
+
+# the tagging and the cost functions live in their own modules; their names stay
+# reachable here for the callers that know them as memplan's
+from mxexplorer.core.plancost import (  # noqa: F401
+    CostFactory,
+    CostFunction,
+    CostOracle,
+    Measured,
+    ModelCost,
+    MXNetCost,
+    model_cost,
+    mxnet_cost,
+    parse_total_mb,
+)
+from mxexplorer.core.plantags import (  # noqa: F401
+    applied_tags,
+    original_tags,
+    recompute_macs,
+    retag,
+    tagged_dict,
+    tags_for_kept,
+    untagged_key,
+)
 from mxexplorer.core.progress import CancelToken, Progress, no_progress
 from mxexplorer.core.shapes import Shape, check_allocatable, infer_document
-from mxexplorer.core.stats import float32_bytes
 
 MB = 1 << 20
-_TOTAL_RE = re.compile(r"Total\s+(\d+(?:\.\d+)?)\s+MB allocated")
-_MIRROR_RE = re.compile(r"^Op:\w+, Name=(.+)_mirror$", re.M)
 ProbeCallback = Callable[["Probe"], None]
 
 
@@ -188,85 +206,6 @@ def cut_vertices(doc: GraphDocument) -> list[int]:
 
 
 # ------------------------------------------------------------------ tagging
-def _is_param_name(name: str) -> bool:
-    """The original's test for "parameter" outputs, by name."""
-    if name == "data":
-        return False
-    return name.endswith(("weight", "bias", "beta", "gamma"))
-
-
-def original_tags(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
-                  stages: Mapping[int, str], threshold_mb: int
-                  ) -> tuple[dict[int, str], dict[str, int]]:
-    """The original ``make_mirror_plan``'s tagging for an integer threshold in MB.
-
-    Walks ``get_internals()`` outputs in order, sizes as float32; returns the
-    ``force_mirroring`` value of every tagged node and ``{"max_size", "save_size"}``."""
-    threshold = int(threshold_mb) << 20
-    tags: dict[int, str] = {}
-    local = save = max_size = 0
-    last_stage = ""
-    decision = ""
-    for entry in doc.internals():
-        if _is_param_name(entry.name):
-            continue
-        size = float32_bytes(by_entry.get((entry.node, entry.index)))
-        local += size
-        tags[entry.node] = "True"
-        stage = stages.get(entry.node)
-        if stage is None:
-            continue
-        if stage == "True" or stage != last_stage:
-            if local > threshold:
-                save += size
-                max_size = max(max_size, local)
-                local = 0
-                decision = "False"
-                tags[entry.node] = "False"
-            else:
-                decision = "True"
-            last_stage = stage
-        elif decision == "False":
-            save += size
-            tags[entry.node] = "False"
-    return tags, {"max_size": max_size, "save_size": save}
-
-
-def tags_for_kept(doc: GraphDocument, kept: Iterable[int]) -> dict[int, str]:
-    """Every non-parameter output recomputed, except the kept stage nodes."""
-    tags = {e.node: "True" for e in doc.internals() if not _is_param_name(e.name)}
-    for k in kept:
-        tags[k] = "False"
-    return tags
-
-
-def retag(data: dict[str, Any], tags: Mapping[int, str],
-          stages: Mapping[int, str] | None = None) -> dict[str, Any]:
-    """Symbol JSON data (as a document writes it) with exactly these
-    ``__force_mirroring__`` tags on its operators (any others removed) and, when
-    given, these ``__mirror_stage__`` tags added; changed in place and returned."""
-    for i, node in enumerate(data["nodes"]):
-        attrs = node.get("attrs")
-        if attrs is not None:
-            attrs.pop(FORCE_MIRRORING, None)
-            attrs.pop("force_mirroring", None)
-        if node.get("op") == "null":
-            continue
-        value = tags.get(i)
-        if value is not None:
-            node.setdefault("attrs", {})[FORCE_MIRRORING] = value
-        if stages and i in stages:
-            node.setdefault("attrs", {})[MIRROR_STAGE] = stages[i]
-    return data
-
-
-def tagged_dict(doc: GraphDocument, tags: Mapping[int, str],
-                stages: Mapping[int, str] | None = None) -> dict[str, Any]:
-    """The document as JSON data with exactly these ``__force_mirroring__`` tags (any
-    others removed) and, when given, these ``__mirror_stage__`` tags added."""
-    return retag(doc.to_dict(), tags, stages)
-
-
 def retagged_json(snap: GraphSnapshot, plan: Plan | None,
                   result: PlanResult | None = None) -> str:
     """A snapshot's graph with ``plan``'s tags (None: with no ``force_mirroring`` tag
@@ -277,210 +216,10 @@ def retagged_json(snap: GraphSnapshot, plan: Plan | None,
     return symbol_io.dumps(retag(data, plan.tags, result.stage_tags()))
 
 
-def recompute_macs(doc: GraphDocument, node_macs: Mapping[int, int],
-                   tags: Mapping[int, str]) -> int:
-    """Forward MACs done again in backward: every op tagged True (Dropout never is)."""
-    total = 0
-    for i, value in tags.items():
-        node = doc.nodes[i]
-        if value == "True" and not node.is_variable \
-                and opinfo.canonical_op(node.op) != "Dropout":
-            total += node_macs.get(i, 0)
-    return total
-
-
-def untagged_key(doc: GraphDocument) -> int:
-    """A fingerprint of the graph with every mirroring tag left out: a plan made for
-    one graph stays valid for another with the same key (only tags differ)."""
-    def build() -> int:
-        skip = {FORCE_MIRRORING, "force_mirroring", MIRROR_STAGE, "mirror_stage"}
-        parts = []
-        for node in doc.nodes:
-            attrs = tuple(sorted((k, v) for k, v in node.attrs.items() if k not in skip))
-            parts.append((node.op, node.name, tuple(node.inputs), attrs))
-        return hash((tuple(parts), tuple(doc.heads)))
-    key: int = doc.cached("untagged_key", build)
-    return key
-
-
-def applied_tags(doc: GraphDocument) -> dict[int, str]:
-    """The ``__force_mirroring__`` tags operator nodes carry now."""
-    return {i: n.attrs[FORCE_MIRRORING] for i, n in enumerate(doc.nodes)
-            if not n.is_variable and FORCE_MIRRORING in n.attrs}
-
-
 def is_applied(doc: GraphDocument, plan: Plan) -> bool:
     """The document carries exactly this plan's tags on its operators."""
     want = {i: v for i, v in plan.tags.items() if not doc.nodes[i].is_variable}
     return applied_tags(doc) == want
-
-
-# ------------------------------------------------------------------ cost
-class CostOracle:
-    """``Total N MB allocated`` for training a graph, from MXNet's own planner.
-
-    Tags never change the arguments, so their arrays are made once (``nd.empty``:
-    never written, so they cost address space, not memory) and every probe binds to
-    them; ``simple_bind`` would zero-fill fresh arrays each time and MXNet's pool
-    would keep them (tens of GB over a search).  The report is the same number.
-    """
-
-    def __init__(self, shapes: Mapping[str, Shape], ctx_spec: str = "cpu",
-                 type_dict: Mapping[str, str] | None = None):
-        self.mx = import_mxnet()
-        self.ctx = context(ctx_spec, mirrored=True)   # probes are mirrored graphs
-        self.shapes = dict(shapes)
-        self.type_dict = dict(type_dict) if type_dict else {}
-        self.calls = 0
-        self.mirrored: frozenset[str] = frozenset()   # the last graph's _mirror nodes
-        self._arrays: tuple[list[Any], list[Any], list[Any]] | None = None
-        #: the loaded graph, a handle per operator node, the tag each carries now
-        self._nodes: tuple[Any, dict[int, Any], dict[int, str]] | None = None
-
-    def _make_arrays(self, sym: Any) -> tuple[list[Any], list[Any], list[Any]]:
-        mx = self.mx
-        arg_s, _, aux_s = sym.infer_shape(**self.shapes)
-        arg_t, _, aux_t = sym.infer_type(**self.type_dict) if self.type_dict else \
-            (None, None, None)
-        if arg_s is None or any(s is None for s in arg_s):
-            raise UserError("the input shapes do not determine every argument's shape")
-        arg_t = arg_t or ["float32"] * len(arg_s)
-        aux_t = aux_t or ["float32"] * len(aux_s)
-        args = [mx.nd.empty(s, self.ctx, dtype=t) for s, t in zip(arg_s, arg_t)]
-        grads = [mx.nd.empty(s, self.ctx, dtype=t) for s, t in zip(arg_s, arg_t)]
-        aux = [mx.nd.empty(s, self.ctx, dtype=t) for s, t in zip(aux_s, aux_t)]
-        return args, grads, aux
-
-    def cost_of_tags(self, doc: GraphDocument, tags: Mapping[int, str]) -> float:
-        """The cost of ``doc`` with exactly these ``__force_mirroring__`` tags on its
-        operators.  The graph is loaded once and each probe sets only the tags that
-        changed, on MXNet's own nodes (``mirror_stage`` tags are memonger's, MXNet does
-        not read them): a third less time per probe than writing and loading the JSON,
-        the same report.  Falls back to the JSON when node names are not unique."""
-        if self._nodes is None:
-            sym = self.mx.sym.load_json(symbol_io.dumps(tagged_dict(doc, {})))
-            internals = sym.get_internals()
-            by_name: dict[str, Any] = {}
-            for k in range(len(internals.list_outputs())):
-                handle = internals[k]
-                by_name.setdefault(handle.name, handle)
-            ops = [(i, n.name) for i, n in enumerate(doc.nodes) if not n.is_variable]
-            unique = len({name for _, name in ops}) == len(ops)
-            self._nodes = (sym, {i: by_name[name] for i, name in ops if name in by_name}
-                           if unique else {}, {})
-        sym, handles, current = self._nodes
-        if not handles:
-            return self(tagged_dict(doc, tags))
-        for i, handle in handles.items():
-            value = tags.get(i, "False")
-            if current.get(i) != value:
-                handle._set_attr(**{FORCE_MIRRORING: value})
-                current[i] = value
-        return self._bind_cost(sym)
-
-    def __call__(self, graph: dict[str, Any] | str) -> float:
-        mx = self.mx
-        text = graph if isinstance(graph, str) else symbol_io.dumps(graph)
-        return self._bind_cost(mx.sym.load_json(text))
-
-    def _bind_cost(self, sym: Any) -> float:
-        self.calls += 1
-        if self._arrays is None:
-            self._arrays = self._make_arrays(sym)
-        args, grads, aux = self._arrays
-        exe = sym.bind(self.ctx, args=args, args_grad=grads, grad_req="write",
-                       aux_states=aux)
-        try:
-            report = exe.debug_str()
-            self.mirrored = frozenset(_MIRROR_RE.findall(report))
-            return parse_total_mb(report)
-        finally:
-            del exe
-
-
-def parse_total_mb(debug_str: str) -> float:
-    match = _TOTAL_RE.search(debug_str)
-    if match is None:
-        raise UserError("MXNet's executor report has no 'Total N MB allocated' line")
-    return float(match.group(1))
-
-
-@dataclass(frozen=True)
-class Measured:
-    """What a plan costs: MB for training, and the operators recomputed in backward."""
-
-    mb: float
-    recomputed: tuple[int, ...]
-
-
-class CostFunction(Protocol):
-    """What the search asks of a cost: the unplanned graph's MB, and a tagging's."""
-
-    #: what the figures are, for the words of a plan ("MXNet", "the memory model")
-    source: str
-
-    def baseline(self, doc: GraphDocument) -> float: ...
-
-    def measure(self, doc: GraphDocument, tags: Mapping[int, str]) -> Measured: ...
-
-
-#: builds the cost of one search: (document, per-entry shapes, input shapes, device)
-CostFactory = Callable[[GraphDocument, Mapping[tuple[int, int], Shape],
-                        Mapping[str, Shape], str, str], CostFunction]
-
-
-class MXNetCost:
-    """MXNet's own ``Total N MB allocated`` (:class:`CostOracle`), and the nodes its
-    gradient pass really recomputes, read from the same bind's ``_mirror`` copies."""
-
-    source = "MXNet"
-
-    def __init__(self, oracle: CostOracle):
-        self.oracle = oracle
-        self._op_index: dict[str, int] = {}
-
-    def baseline(self, doc: GraphDocument) -> float:
-        return self.oracle(tagged_dict(doc, {}))
-
-    def measure(self, doc: GraphDocument, tags: Mapping[int, str]) -> Measured:
-        mb = self.oracle.cost_of_tags(doc, tags)
-        if not self._op_index:
-            self._op_index.update((n.name, i) for i, n in enumerate(doc.nodes)
-                                  if not n.is_variable)
-        nodes = (self._op_index.get(name) for name in self.oracle.mirrored)
-        return Measured(mb, tuple(sorted(i for i in nodes if i is not None)))
-
-
-def mxnet_cost(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
-               shapes: Mapping[str, Shape], ctx: str, dtype: str) -> CostFunction:
-    """The default :data:`CostFactory`: MXNet binds every plan (10-500 ms each)."""
-    return MXNetCost(CostOracle(shapes, ctx, {k: dtype for k in shapes}))
-
-
-class ModelCost:
-    """The memory model's figures (:mod:`liveness`, a few ms a plan, no MXNet): its
-    median error is 0.8 % against MXNet's over the benchmark searches.  For tests of the
-    search itself, and for estimates where MXNet cannot run."""
-
-    source = "the memory model"
-
-    def __init__(self, doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape]):
-        from mxexplorer.core import liveness
-
-        self.model = liveness.Model(doc, by_entry)
-
-    def baseline(self, doc: GraphDocument) -> float:
-        return self.model.total_mb({})
-
-    def measure(self, doc: GraphDocument, tags: Mapping[int, str]) -> Measured:
-        return Measured(self.model.total_mb(tags),
-                        tuple(sorted(self.model.recomputed_by(tags))))
-
-
-def model_cost(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
-               shapes: Mapping[str, Shape], ctx: str, dtype: str) -> CostFunction:
-    """A :data:`CostFactory` of the memory model (:class:`ModelCost`)."""
-    return ModelCost(doc, by_entry)
 
 
 # ------------------------------------------------------------------ search

@@ -30,14 +30,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 from mxexplorer.core import liveness, opinfo, plansolve
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
-from mxexplorer.core.memplan import (
-    MB,
-    Plan,
-    PlanResult,
-    Probe,
-    Search,
-    tags_for_kept,
-)
+from mxexplorer.core.memplan import MB, Plan, PlanResult, Probe, Search
+from mxexplorer.core.plantags import tags_for_kept
 from mxexplorer.core.stats import float32_bytes, human_bytes
 
 #: moves of a climb's step the model ranks at most (the rest wait)

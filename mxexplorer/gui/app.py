@@ -145,7 +145,8 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
 def open_requested(settings: object, files: list, shapes: dict) -> None:
     """Files handed over by another ``mxexplorer`` start: each in its window (a window
     showing it comes forward); no files: an empty window comes forward."""
-    from mxexplorer.gui.main_window import MainWindow, all_windows
+    from mxexplorer.gui.main_window import MainWindow
+    from mxexplorer.gui.windows import all_windows
 
     windows = all_windows()
     window = windows[0] if windows else None

@@ -42,72 +42,17 @@ from mxexplorer.gui.theme import set_role
 from mxexplorer.gui.window_convert import WindowConvert
 from mxexplorer.gui.window_files import WindowFiles
 from mxexplorer.gui.window_help import WindowHelp
-
-#: every main window not yet closed: a window opened for a second file has no other
-#: Python owner, and a wrapper collected takes its window with it
-_OPEN: list[MainWindow] = []
-
-
-def all_windows() -> list[MainWindow]:
-    """The open main windows of this process, the active one first."""
-    from PySide6.QtWidgets import QApplication
-    from shiboken6 import isValid
-
-    _OPEN[:] = [w for w in _OPEN if isValid(w)]     # deleted without a close: gone
-    windows = [w for w in _OPEN if w.isVisible()]
-    active = QApplication.activeWindow()
-    windows.sort(key=lambda w: w is not active)
-    return windows
-
-
-def quit_all() -> bool:
-    """Close every window, asking once for each modified document; stops at the first
-    Cancel (True when all closed).  Then every other window of the process (Compare
-    windows, the command palette, help): one left open kept the process running."""
-    from PySide6.QtWidgets import QApplication
-
-    for window in all_windows():
-        if not window.close():
-            return False
-    for top in QApplication.topLevelWidgets():
-        if top.isWindow() and top.isVisible():
-            top.close()
-    return True
-
-
-#: what the internals dock needs for its name, op and shape columns (and a scroll bar)
-TREE_WIDTH = 430
-#: the attribute editor's share of a first window's width, and its least width
-INSPECTOR_SHARE, INSPECTOR_WIDTH = 0.22, 280
-#: screens up to this size get a first window that fills them (a laptop's 1280x800);
-#: larger ones a window of 85 % of each side, centred
-FILL_SCREEN_UP_TO = (1440, 900)
-
-
-def first_geometry(available: QRect) -> tuple[QRect, bool]:
-    """Where a first window (no saved layout) goes on a screen's available area, and
-    whether it is maximised."""
-    fill = available.width() <= FILL_SCREEN_UP_TO[0] or \
-        available.height() <= FILL_SCREEN_UP_TO[1]
-    width, height = (available.width(), available.height()) if fill else \
-        (int(available.width() * 0.85), int(available.height() * 0.85))
-    rect = QRect(0, 0, width, height)
-    rect.moveCenter(available.center())
-    return rect, fill
-
-
-def _keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKeySequence]:
-    """The platform's keys for a standard action, or ``fallback`` where it has none
-    (Quit has no binding on some platforms)."""
-    return QKeySequence.keyBindings(standard) or [QKeySequence(fallback)]
-
-
-def _placeholder(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    set_role(label, "muted")
-    label.setWordWrap(True)
-    return label
+from mxexplorer.gui.windows import (
+    INSPECTOR_SHARE,
+    INSPECTOR_WIDTH,
+    TREE_WIDTH,
+    first_geometry,
+    placeholder,
+    quit_all,
+    register,
+    standard_keys,
+    unregister,
+)
 
 
 class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
@@ -139,7 +84,7 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         self.setWindowTitle("mxexplorer")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setDockNestingEnabled(True)
-        self.setCentralWidget(_placeholder("Open a symbol file (File > Open, or drop it here)."))
+        self.setCentralWidget(placeholder("Open a symbol file (File > Open, or drop it here)."))
         self._make_docks()
         self._make_actions()
         self.totals = QLabel()
@@ -152,7 +97,7 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         self.statusBar().addPermanentWidget(self.totals)
         self.statusBar().addPermanentWidget(self.mxnet_label)
         self.setAcceptDrops(True)
-        _OPEN.append(self)
+        register(self)
         # a child timer dies with the window (a singleShot to a method outlived it)
         self._memory_timer = QTimer(self, singleShot=True, interval=50)
         self._memory_timer.timeout.connect(self._install_memory_panel)
@@ -204,7 +149,7 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         self.ops_dock.setObjectName("op_summary_dock")
         for dock in (self.tree_dock, self.inspector_dock, self.shapes_dock, self.memory_dock,
                      self.ops_dock):
-            dock.setWidget(_placeholder(""))
+            dock.setWidget(placeholder(""))
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.tree_dock)
         self.tabifyDockWidget(self.tree_dock, self.ops_dock)     # a tab beside the tree
         self.tree_dock.raise_()
@@ -236,15 +181,15 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         file_menu.addAction("Compare &With...", self.compare_with)
         file_menu.addSeparator()
         self.close_action = file_menu.addAction("&Close Window", self.close)
-        self.close_action.setShortcuts(_keys(QKeySequence.StandardKey.Close, "Ctrl+W"))
+        self.close_action.setShortcuts(standard_keys(QKeySequence.StandardKey.Close, "Ctrl+W"))
         self.quit_action = file_menu.addAction("&Quit", quit_all)
-        self.quit_action.setShortcuts(_keys(QKeySequence.StandardKey.Quit, "Ctrl+Q"))
+        self.quit_action.setShortcuts(standard_keys(QKeySequence.StandardKey.Quit, "Ctrl+Q"))
         edit_menu = bar.addMenu("&Edit")
         self.undo_action = edit_menu.addAction("&Undo", QKeySequence.StandardKey.Undo,
                                                self._on_undo_triggered)
         self.redo_action = edit_menu.addAction("&Redo", self._on_redo_triggered)
         # Ctrl+Y as well, as on other desktops (Qt's Linux binding is Ctrl+Shift+Z only)
-        redo_keys = _keys(QKeySequence.StandardKey.Redo, "Ctrl+Shift+Z")
+        redo_keys = standard_keys(QKeySequence.StandardKey.Redo, "Ctrl+Shift+Z")
         self.redo_action.setShortcuts(redo_keys + [k for k in (QKeySequence("Ctrl+Y"),)
                                                    if k not in redo_keys])
         edit_menu.addSeparator()
@@ -516,8 +461,7 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         if self.session is not None:
             self.session.close()         # saved or discarded: nothing left to recover
         disconnect_quietly((loader().state_changed, self._on_mxnet_state))
-        if self in _OPEN:
-            _OPEN.remove(self)
+        unregister(self)
         super().closeEvent(event)
 
     def showEvent(self, event: Any) -> None:  # noqa: N802

@@ -117,7 +117,7 @@ class WindowFiles:
                       shapes: dict[str, Shape] | None = None) -> MainWindow:
         """Open ``path`` where it belongs: the window already showing it comes forward;
         else this window if it is empty, else a new window.  Returns that window."""
-        from mxexplorer.gui.main_window import all_windows
+        from mxexplorer.gui.windows import all_windows
 
         for window in all_windows():
             if window.shows(path):

@@ -58,7 +58,7 @@ class WindowHelp:
     @Slot(QAction)
     def _on_theme_chosen(self, action: QAction) -> None:
         """Every window shows the choice; the next start keeps it."""
-        from mxexplorer.gui.main_window import all_windows
+        from mxexplorer.gui.windows import all_windows
 
         preference = str(action.data())
         self.settings.set_theme(preference)

@@ -137,10 +137,13 @@ def test_planned_json_reloads_with_its_tags_and_costs_what_was_promised(tmp_path
     assert memplan.parse_total_mb(exe.debug_str()) == result.planned_mb
 
 
-def test_no_stages_in_the_file_is_refused_with_a_hint() -> None:
+def test_no_stages_in_the_file_is_refused_only_when_asked_for() -> None:
     snap = GraphDocument.open(str(R18)).snapshot()
-    with pytest.raises(memplan.NoStagesError, match="automatic stages"):
-        memplan.plan(snap, R18_SHAPES, stages="file")
+    with pytest.raises(memplan.NoStagesError, match="no node carries mirror_stage"):
+        memplan.plan(snap, R18_SHAPES, stages="file", cost=memplan.model_cost)
+    # by default: the file's stages when it has any, else automatic ones
+    result = memplan.plan(snap, R18_SHAPES, mode="original", cost=memplan.model_cost)
+    assert result.stage_source == "auto"
 
 
 def test_a_missing_gpu_is_one_clear_line() -> None:

@@ -22,7 +22,7 @@ PANELS = {  # module -> the panel class it defines
 }
 #: files over 500 lines, with the count they may not exceed (they may only shrink)
 LONG_FILES = {
-    "mxexplorer/core/memplan.py": 770,
+    "mxexplorer/core/memplan.py": 562,
 }
 
 

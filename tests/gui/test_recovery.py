@@ -28,7 +28,7 @@ KILLED_RUN = textwrap.dedent("""
     fc1 = next(i for i, n in enumerate(window.document.nodes) if n.name == "fc1")
     window.push_edit(edits.RenameNodeEdit(fc1, "dense1"))
     folder = settings.recovery_dir()
-    deadline = time.monotonic() + WAIT_S
+    deadline = time.monotonic() + 600
     while time.monotonic() < deadline and not (os.path.isdir(folder) and os.listdir(folder)):
         app.processEvents()
         time.sleep(0.01)

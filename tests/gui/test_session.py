@@ -12,8 +12,8 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMessageBox
 
 from mxexplorer.core import edits, memplan
-from mxexplorer.gui.main_window import all_windows
 from mxexplorer.gui.panels.tree import RECOMPUTE_BRUSH
+from mxexplorer.gui.windows import all_windows
 from tests.conftest import EXAMPLES, REPO, WAIT_MS, WAIT_S
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"

@@ -15,7 +15,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 
 from mxexplorer.gui import instance
 from mxexplorer.gui.app import open_requested
-from mxexplorer.gui.main_window import all_windows
+from mxexplorer.gui.windows import all_windows
 from tests.conftest import DATA, EXAMPLES, REPO, WAIT_MS, WAIT_S
 
 

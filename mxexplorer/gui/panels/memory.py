@@ -27,15 +27,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mxexplorer.core import isolated, memplan, plansearch, symbol_io
+from mxexplorer.core import memplan, plansearch, symbol_io
 from mxexplorer.core.errors import UserError
-from mxexplorer.core.mxnet_env import Device, list_devices
-from mxexplorer.gui import workers
+from mxexplorer.core.mxnet_env import Device
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.mxnet_loader import loader
 from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.panels.bench_view import BenchView
+from mxexplorer.gui.panels.device_box import DeviceBox
 from mxexplorer.gui.panels.front_plot import FrontPlot
 from mxexplorer.gui.panels.plan_plot import PlanPlot
 from mxexplorer.gui.panels.step_chart import StepChart
@@ -46,13 +46,6 @@ from mxexplorer.gui.theme import set_role
 #: the column of a plan's words: a plan's explanation (about 450 characters) in 12
 #: lines, within the controls' height
 WORDS_WIDTH = 250
-
-
-def _devices_job(progress: Any, token: Any) -> list[Device]:
-    """The device list, asked in a child: nothing touches a GPU in the window's process."""
-    devices: list[Device] = isolated.call(list_devices, progress=progress, token=token,
-                                          what="the device query")
-    return devices
 
 
 class MemoryPanel(SessionPanel):
@@ -69,11 +62,9 @@ class MemoryPanel(SessionPanel):
     def __init__(self, session: DocumentSession, settings: Settings, host: DialogHost,
                  parent: QWidget | None = None) -> None:
         super().__init__(session, settings, host, parent)
-        self._devices = workers.JobSlot(self)
-        self._devices.finished.connect(self._on_devices)
-
-        self.device = QComboBox()
-        self.device.addItem("CPU", "cpu")
+        self.device = DeviceBox()
+        self.device_note = self.device.note
+        self.device.listed.connect(self._on_devices_listed)
         self.stages = QComboBox()
         self.stages.addItem("Automatic (cut vertices)", "auto")
         self.stages.addItem("The file's mirror_stage tags", "file")
@@ -122,15 +113,10 @@ class MemoryPanel(SessionPanel):
         self.progress = QProgressBar()
         self.progress.setTextVisible(False)
         self.progress.setMaximumHeight(10)
-        self.device_note = QLabel()   # why a GPU is greyed: a line, sentences in its tooltip
-        self.device_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        set_role(self.device_note, "muted")
-        self.device_note.hide()
         self.status = QLabel("Choose the stages and press Plan.")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        self._wanted_device = "cpu"
         self._budget_given = False
         self.set_choices(settings.planner_choices())
         self.device.currentIndexChanged.connect(self._on_choice)
@@ -263,7 +249,7 @@ class MemoryPanel(SessionPanel):
     # ------------------------------------------------------------- choices
     def choices(self) -> dict:
         """What the user picked, to remember between runs (stages follow the file)."""
-        return {"device": self.device.currentData() or self._wanted_device,
+        return {"device": self.device.currentData() or self.device.wanted,
                 "search": self.search.currentData(), "threshold": self.threshold.value(),
                 "budget": self.budget.value()}
 
@@ -271,11 +257,7 @@ class MemoryPanel(SessionPanel):
         """Put remembered choices back (a device not seen yet is chosen once listed)."""
         try:
             if "device" in choices:
-                self._wanted_device = str(choices["device"])
-                index = self.device.findData(self._wanted_device)
-                item = self.device.model().item(index) if index >= 0 else None  # type: ignore[attr-defined]
-                if item is not None and item.isEnabled():   # never a greyed GPU
-                    self.device.setCurrentIndex(index)
+                self.device.choose(str(choices["device"]))
             index = self.search.findData(choices.get("search"))
             if index >= 0:
                 self.search.setCurrentIndex(index)
@@ -289,8 +271,6 @@ class MemoryPanel(SessionPanel):
 
     @Slot()
     def _on_choice(self) -> None:
-        if self.sender() is self.device and self.device.currentData():
-            self._wanted_device = self.device.currentData()
         if self.sender() is self.budget:
             self._budget_given = True
         self.settings.set_planner_choices(self.choices())
@@ -303,39 +283,10 @@ class MemoryPanel(SessionPanel):
 
     def load_devices(self) -> None:
         """Ask MXNet for the devices (after it has loaded), on a worker."""
-        self._devices.start(_devices_job)
+        self.device.load()
 
-    @Slot(object)
-    def _on_devices(self, devices: list[Device]) -> None:
-        wanted = self._wanted_device
-        self.device.blockSignals(True)
-        self.device.clear()
-        model = self.device.model()
-        for dev in devices:
-            self.device.addItem(dev.label, dev.spec)
-            row = self.device.count() - 1
-            if dev.why:
-                self.device.setItemData(row, f"GPU {dev.index} ({dev.name}) {dev.why}.",
-                                        Qt.ItemDataRole.ToolTipRole)
-            if not dev.runs:                  # listed, greyed, not choosable
-                model.item(row).setEnabled(False)      # type: ignore[attr-defined]
-        index = self.device.findData(wanted)
-        usable = index >= 0 and next(d for d in devices if d.spec == wanted).runs
-        self.device.setCurrentIndex(index if usable else 0)
-        self.device.blockSignals(False)
-        self._note_unrunnable([d for d in devices if d.kind == "gpu" and not d.runs])
-
-    def _note_unrunnable(self, devices: list[Device]) -> None:
-        """One short line under the list for the greyed GPUs; the whole sentences (why,
-        what to use instead) in its tooltip and each item's."""
-        self.device_note.setVisible(bool(devices))
-        if not devices:
-            return
-        names = ", ".join(str(d.index) for d in devices)
-        self.device_note.setText(f"GPU{'s' if len(devices) > 1 else ''} {names} cannot run "
-                                 "this MXNet (why: hover)")
-        self.device_note.setToolTip("\n\n".join(f"GPU {d.index} ({d.name}) {d.why}."
-                                                  for d in devices))
+    @Slot(list)
+    def _on_devices_listed(self, devices: list[Device]) -> None:
         chosen = next((d for d in devices if d.spec == self.device.currentData()), None)
         if chosen is not None and chosen.kind == "gpu" and chosen.free_bytes \
                 and not self._budget_given:
@@ -522,7 +473,7 @@ class MemoryPanel(SessionPanel):
     # ------------------------------------------------------------ lifetime
     def stop(self) -> None:
         self.session.planner.cancel(quiet=True)
-        self._devices.cancel(quiet=True)
+        self.device.stop()
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self.stop()

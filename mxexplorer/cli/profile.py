@@ -5,22 +5,23 @@ import argparse
 import sys
 from typing import Any
 
+from mxexplorer.cli import common
+
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from mxexplorer import cli
     from mxexplorer.core import gpu, profile
     from mxexplorer.core.document import GraphDocument
 
     gpu.check(args.ctx)  # the device first: one line, before any work
     doc = GraphDocument.open(args.file)
-    shape_map = cli._data_shapes(doc, args)
-    bar = cli._TerminalProgress()
+    shape_map = common.data_shapes(doc, args)
+    bar = common.TerminalProgress()
     result = profile.profile(doc.snapshot(), shape_map, ctx=args.ctx,
                              iterations=args.iterations, progress=bar)
     bar.close()
     names = {i: doc.nodes[i].name for i in range(len(doc.nodes))}
     if args.json:
-        cli._print_json({"file": args.file, **result.to_dict(names),
+        common.print_json({"file": args.file, **result.to_dict(names),
                          "summary": result.summary()})
         return 0
     out = sys.stdout
@@ -51,6 +52,7 @@ def _ms(value: Any) -> str:
 
 
 def add_parser(sub: Any) -> None:
+    """Register ``profile``."""
     p = sub.add_parser("profile", help="time every layer with MXNet's profiler (bulk "
                                        "execution off), forward and backward")
     p.add_argument("file")

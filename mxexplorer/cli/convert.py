@@ -5,15 +5,16 @@ import argparse
 import sys
 from typing import Any
 
+from mxexplorer.cli import common
+
 
 def cmd_onnx(args: argparse.Namespace) -> int:
-    from mxexplorer import cli
     from mxexplorer.core import onnx_export
     from mxexplorer.core.document import GraphDocument
 
     doc = GraphDocument.open(args.file)
-    shape_map = cli._data_shapes(doc, args)
-    bar = cli._TerminalProgress()
+    shape_map = common.data_shapes(doc, args)
+    bar = common.TerminalProgress()
     try:
         report = onnx_export.export_snapshot(doc.snapshot(), shape_map, args.output,
                                              opset=args.opset, check=args.check,
@@ -21,19 +22,18 @@ def cmd_onnx(args: argparse.Namespace) -> int:
     except onnx_export.UnsupportedOps as exc:
         bar.close()
         if args.json:
-            cli._print_json({"file": args.file, "unsupported": [
+            common.print_json({"file": args.file, "unsupported": [
                 {"node": i, "name": name, "op": op} for i, name, op in exc.nodes]})
         raise
     bar.close()
     if args.json:
-        cli._print_json({"file": args.file, **report.to_dict()})
+        common.print_json({"file": args.file, **report.to_dict()})
     else:
         sys.stdout.write("\n".join(report.lines()) + "\n")
     return 0 if report.check is None or report.check.agree else 1
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from mxexplorer import cli
     from mxexplorer.core import diff
     from mxexplorer.core.document import GraphDocument
     from mxexplorer.core.errors import UserError
@@ -44,7 +44,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.shape:
         from mxexplorer.core.shapes import infer_document
 
-        given = cli._shape_args(args.shape)
+        given = common.shape_args(args.shape)
         inferred = {side: infer_document(doc, doc.to_json(), given, param_shapes=doc.param_shapes())
                     for side, doc in (("a", a), ("b", b))}
         shapes_a, shapes_b = inferred["a"].by_entry, inferred["b"].by_entry
@@ -58,7 +58,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                             "(prefix-symbol.json with prefix-NNNN.params)")
         diff.compare_params(result, a, b, a.params_path, b.params_path)
     if args.json:
-        cli._print_json({"a": args.a, "b": args.b, **result.to_dict(a, b)})
+        common.print_json({"a": args.a, "b": args.b, **result.to_dict(a, b)})
         return 0 if result.same else 1
     out = sys.stdout
     out.write(result.summary() + "\n")
@@ -92,30 +92,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0 if result.same else 1
 
 
-def render_colours(metric: str | None, doc: Any, graph: Any, result: Any,
-                   tree: Any = None) -> dict[str, Any]:
-    """``render --colour``: the fills and legend of ``metric`` for ``graph`` (a closed
-    block: its members' sum); needs the shapes."""
-    from mxexplorer.core.errors import UserError
-
-    if not metric:
-        return {}
-    if result is None:
-        raise UserError(f"--colour {metric} needs the input shapes (--shape NAME=D1,...)")
-    from mxexplorer.core import metrics, stats
-
-    values = metrics.node_values(metric, stats.compute(doc, result))
-    members = {n.id: tree.members(tree.by_id[n.id]) for n in graph.nodes
-               if tree is not None and n.id in tree.by_id}
-    fills, scale = metrics.fills(metric, (n.id for n in graph.nodes), values, members)
-    return {"fills": fills, "key": metrics.key(scale) if scale is not None else None}
-
-
 def _op(doc: Any, i: int) -> str:
     return "variable" if doc.nodes[i].is_variable else doc.nodes[i].op
 
 
-def add_parsers(sub: Any) -> None:
+def add_parser(sub: Any) -> None:
+    """Register ``onnx`` and ``diff``."""
     from mxexplorer.core.onnx_export import DEFAULT_OPSET
 
     p = sub.add_parser("onnx", help="export to ONNX with MXNet's converters (faults fixed), "

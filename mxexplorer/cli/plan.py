@@ -1,0 +1,174 @@
+"""``mxexplorer plan`` and ``mxexplorer bench``: the memonger plan, the largest batch
+within a budget, and the timing of the original against the planned graph."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from mxexplorer.cli import common
+from mxexplorer.core.errors import UserError
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from mxexplorer.core import gpu, memplan
+    from mxexplorer.core.document import GraphDocument
+
+    gpu.check(args.ctx)  # the device first: one line, before any work
+    doc = GraphDocument.open(args.file)
+    shape_map = common.data_shapes(doc, args)
+    snap = doc.snapshot()
+    bar = common.TerminalProgress()
+    try:
+        return _plan(args, doc, shape_map, snap, bar)
+    except memplan.NoStagesError as exc:
+        raise UserError(f"{exc}: tag the stage nodes mirror_stage, or plan with "
+                        "--stages auto (cut vertices)") from None
+
+
+def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ...]],
+          snap: Any, bar: common.TerminalProgress) -> int:
+    import textwrap
+
+    from mxexplorer.core import jobs, memplan, plansearch, symbol_io
+    from mxexplorer.core.document import GraphDocument
+
+    if args.budget is not None:
+        fit = jobs.largest_batch(snap, shape_map, args.budget, ctx=args.ctx,
+                                 stages=args.stages, progress=bar)
+        bar.close()
+        data = fit.to_dict()
+        if args.json:
+            common.print_json(data)
+        else:
+            sys.stdout.write(f"budget      {args.budget:.0f} MB on {args.ctx}\n"
+                             f"unplanned   largest batch {fit.unplanned_batch} "
+                             f"({fit.unplanned_mb or 0:.0f} MB)\n"
+                             f"planned     largest batch {fit.planned_batch} "
+                             f"({fit.planned_mb or 0:.0f} MB)\n")
+        return 0
+    result = jobs.plan(snap, shape_map, ctx=args.ctx, stages=args.stages,
+                       threshold_mb=args.threshold, mode=args.search, progress=bar,
+                       target=args.target)
+    bar.close()
+    best = result.best
+    if args.within is not None:
+        pick = plansearch.pick_within(result.probes, args.within)
+        best = result.plan_for(GraphDocument.from_snapshot(snap), pick)
+    if args.output:
+        symbol_io.write_atomic(args.output, memplan.planned_json(snap, result, plan=best))
+    planned_mb = best.cost_mb if best is not None else result.baseline_mb
+    data = {
+        "file": args.file, "device": args.ctx, "shapes": {k: list(v) for k, v in shape_map.items()},
+        "baseline_mb": result.baseline_mb, "planned_mb": planned_mb,
+        "saving": 1 - planned_mb / result.baseline_mb if result.baseline_mb else 0.0,
+        "threshold_mb": best.threshold_mb if best else None,
+        "stages": len(result.stages), "stage_source": result.stage_source,
+        "kept": len(best.kept) if best else 0,
+        "recompute_macs": best.recompute_macs if best else 0,
+        "forward_macs": best.forward_macs if best else 0,
+        "recompute_share": best.recompute_share if best else 0.0,
+        "seconds": result.seconds, "output": args.output,
+        "summary": plansearch.describe(result, best) if best else "",
+        "state_bytes": result.state_bytes,
+        "front": [{"cost": p.cost_mb, "recompute_share": p.recompute_share}
+                  for p in plansearch.front(result.probes)],
+        "probes": [p.to_dict() for p in result.probes],
+    }
+    if args.json:
+        common.print_json(data)
+        return 0
+    out = sys.stdout
+    out.write(f"stages      {len(result.stages)} ({result.stage_source})\n")
+    out.write(f"unplanned   {result.baseline_mb:.0f} MB\n")
+    if best is None:
+        out.write("planned     no plan beats the unplanned graph; nothing tagged\n")
+    else:
+        thr = f" (threshold {best.threshold_mb:.0f} MB)" if best.threshold_mb is not None \
+            else ""
+        out.write(f"planned     {best.cost_mb:.0f} MB{thr}, saving {data['saving']:.0%}; "
+                  f"{len(best.kept)} outputs kept for backward\n")
+        out.write(f"recompute   {best.recompute_share:.0%} of a forward pass "
+                  f"({best.recompute_macs / 1e9:.2f} G MACs)\n")
+        out.write(textwrap.fill(plansearch.describe(result, best), 88) + "\n")
+        front = plansearch.front(result.probes)
+        if len(front) > 1:
+            out.write("front       " + ", ".join(
+                f"{p.cost_mb:,.0f} MB/{p.recompute_share or 0:.0%}" for p in front) + "\n")
+    failed = [p for p in result.probes if not p.ok]
+    out.write(f"probes      {len(result.probes)} in {result.seconds:.1f} s"
+              + (f", {len(failed)} failed ({failed[0].reason})" if failed else "") + "\n")
+    if args.output:
+        out.write(f"wrote       {args.output}\n")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from mxexplorer.core import benchmark, gpu, jobs, plantags, symbol_io
+    from mxexplorer.core.document import GraphDocument
+
+    gpu.check(args.ctx)  # the device first: one line, before any work
+    doc = GraphDocument.open(args.file)
+    shape_map = common.data_shapes(doc, args)
+    # "original" is what the user would train without a plan: every force_mirroring
+    # tag removed; a file that carries tags is itself the planned graph
+    original = symbol_io.dumps(plantags.tagged_dict(doc, {}))
+    planned = None
+    if args.planned:
+        GraphDocument.open(args.planned)  # a clear error for a bad file
+        with open(args.planned, encoding="utf-8") as fh:
+            planned = fh.read()
+    elif plantags.applied_tags(doc):
+        planned = doc.to_json(indent=None)
+    bar = common.TerminalProgress()
+    results = jobs.bench(original, planned, shape_map, ctx=args.ctx, warmup=args.warmup,
+                         repeats=args.repeats, progress=bar)
+    bar.close()
+    verdict = benchmark.verdict(results)
+    if args.json:
+        common.print_json({"file": args.file, "results": [r.to_dict() for r in results],
+                     "verdict": verdict})
+        return 0
+    for r in results:
+        sys.stdout.write(r.summary() + "\n")
+        if r.memory_note():
+            sys.stdout.write("  " + r.memory_note() + "\n")
+    if verdict:
+        sys.stdout.write(verdict + "\n")
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``plan`` and ``bench``."""
+    p = sub.add_parser("plan", help="plan mirroring (memonger) to cut training memory")
+    p.add_argument("file")
+    p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...", help="input shape")
+    p.add_argument("--ctx", default="cpu", metavar="cpu|gpu:N", help="device (cpu)")
+    p.add_argument("--stages", choices=("file", "auto"), default=None,
+                   help="the file's mirror_stage tags, or automatic (cut vertices); by "
+                        "default the file's when it has any, else automatic")
+    p.add_argument("--threshold", type=int, metavar="MB",
+                   help="plan at this threshold exactly as the original memonger does")
+    p.add_argument("--search", choices=("best", "fast", "thorough", "original"),
+                   default="best", help="best: solver and local search (as fast from 500 "
+                   "operators); fast: a few seconds; thorough: the larger budgets at any "
+                   "size; original: memonger's 9 probes")
+    p.add_argument("--budget", type=float, metavar="MB",
+                   help="find the largest batch that trains within this memory")
+    p.add_argument("--within", type=float, metavar="MB",
+                   help="the plan that recomputes least within MB (not the least memory)")
+    p.add_argument("--for", dest="target", choices=("cpu", "gpu"),
+                   help="the device the plan is for, when not --ctx (gpu: cuDNN BatchNorm "
+                        "is never recomputed)")
+    p.add_argument("-o", "--output", metavar="PLANNED.json", help="write the planned graph")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_plan)
+    p = sub.add_parser("bench", help="time training and inference, original vs planned")
+    p.add_argument("file")
+    p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...", help="input shape")
+    p.add_argument("--ctx", default="cpu", metavar="cpu|gpu:N", help="device (cpu)")
+    p.add_argument("--planned", metavar="PLANNED.json", help="a planned graph to compare")
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench)
