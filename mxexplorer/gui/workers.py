@@ -10,7 +10,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from mxexplorer.core.errors import Cancelled, UserError
 from mxexplorer.core.progress import CancelToken, Throttled
@@ -63,14 +63,20 @@ class FunctionWorker(QObject):
             self._release()
 
     def _release(self) -> None:
-        """Drop the job (its closure may point back here: a cycle only the garbage
+        """Drop the job: its closure may point back here, a cycle only the garbage
         collector would break, on whatever thread it happens to run, where deleting a
-        QObject aborts) and hand the worker back to the GUI thread, where its last
-        reference goes."""
+        QObject aborts.  The worker's last reference goes on the GUI thread, after its
+        thread has finished (the registry holds it until then).
+
+        It is not moved back to the GUI thread: ``moveToThread`` here ran with Python's
+        lock held and waited for a Qt signal-slot mutex, while the GUI thread, holding
+        that mutex in an object's destructor, waited for Python's lock to ask a
+        PySide override (``disconnectNotify``): a deadlock seen in a test run (py-spy:
+        ``QObject::moveToThread`` / ``QBasicMutex::lockInternal`` on the worker,
+        ``~QObject`` / ``Shiboken::GilState::acquire`` on the GUI thread).  A worker
+        thread makes no Qt call here beyond its signals.
+        """
         self._fn = None
-        app = QCoreApplication.instance()
-        if app is not None:
-            self.moveToThread(app.thread())
 
 
 class _Registry(QObject):

@@ -17,7 +17,10 @@ class _Sink(QObject):
         self.results.append(value)
 
 
-def test_a_finished_worker_drops_its_job_and_returns_to_the_gui_thread(qtbot) -> None:
+def test_a_finished_worker_drops_its_job_and_makes_no_qt_call_after(qtbot) -> None:
+    """The job is dropped (no cycle for the collector); the worker stays on its own,
+    finished thread: moving it back to the GUI thread from the worker deadlocked once
+    against the GUI thread (see ``FunctionWorker._release``)."""
     holder: dict[str, object] = {}
 
     def job(progress, token) -> int:
@@ -32,7 +35,7 @@ def test_a_finished_worker_drops_its_job_and_returns_to_the_gui_thread(qtbot) ->
     qtbot.waitUntil(lambda: sink.results == [42], timeout=WAIT_MS)
     assert thread.wait(10000)
     assert worker._fn is None                      # the cycle is broken
-    assert worker.thread() is QCoreApplication.instance().thread()
+    assert worker.thread() is thread and thread.isFinished()
 
 
 def test_a_thread_ends_while_the_gui_thread_waits_without_an_event_loop(qtbot) -> None:
