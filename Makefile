@@ -29,8 +29,12 @@ run: bootstrap
 	@$(MAKE) --no-print-directory qt-libs
 	$(VPY) -m mxexplorer $(EXAMPLE) --shape data=1,3,224,224
 
+# the suite on every core, at most four (each worker starts Qt and MXNet); tests that
+# share a build stay together (--dist loadgroup)
+JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
+
 test: bootstrap
-	QT_QPA_PLATFORM=offscreen $(VPY) -m pytest -q $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(VPY) -m pytest -q -n $(JOBS) --dist loadgroup $(PYTEST_ARGS)
 
 bootstrap: graphviz $(STAMP)
 

@@ -97,23 +97,34 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.fixture(scope="session")
 def zoo(tmp_path_factory: pytest.TempPathFactory):
-    """``zoo(name, size=224)`` -> path of a Gluon model-zoo export (random weights)."""
-    import mxnet as mx
-    from mxnet.gluon.model_zoo import vision
+    """``zoo(name, size=224)`` -> path of a Gluon model-zoo export (random weights).
 
-    folder = tmp_path_factory.mktemp("zoo")
-    cache: dict[tuple[str, int], pathlib.Path] = {}
+    Each network is exported once per run: in a parallel run the workers share one
+    folder and a lock per network (the first exports, the others wait and read)."""
+    import fcntl
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent                      # shared by every worker of this run
+    folder = root / "zoo"
+    folder.mkdir(exist_ok=True)
 
     def export(name: str, size: int = 224) -> pathlib.Path:
-        key = (name, size)
-        if key not in cache:
-            net = vision.get_model(name, pretrained=False)
-            net.initialize()
-            net.hybridize()
-            net(mx.nd.zeros((1, 3, size, size)))
-            prefix = folder / f"{name}_{size}"
-            net.export(str(prefix))
-            cache[key] = pathlib.Path(f"{prefix}-symbol.json")
-        return cache[key]
+        prefix = folder / f"{name}_{size}"
+        symbol = pathlib.Path(f"{prefix}-symbol.json")
+        with open(f"{prefix}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not symbol.exists():
+                import mxnet as mx
+                from mxnet.gluon.model_zoo import vision
+
+                net = vision.get_model(name, pretrained=False)
+                net.initialize()
+                net.hybridize()
+                net(mx.nd.zeros((1, 3, size, size)))
+                net.export(str(prefix) + ".partial")
+                os.replace(f"{prefix}.partial-0000.params", f"{prefix}-0000.params")
+                os.replace(f"{prefix}.partial-symbol.json", symbol)
+        return symbol
 
     return export

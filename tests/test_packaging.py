@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import site
 import subprocess
 import sys
@@ -46,12 +47,26 @@ def _tree_files() -> set[str]:
     return files
 
 
+#: what is not the project: environments, caches, build output
+_NOT_SOURCE = shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "build",
+                                     "dist", ".pytest_cache", ".hypothesis", ".mypy_cache",
+                                     ".ruff_cache", "*.pyc")
+
+# the tests of this module share one build: on one worker when the suite runs in parallel
+pytestmark = pytest.mark.xdist_group("packaging")
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pathlib.Path]:
+    """The sdist, and the wheel built from it, of a copy of the tree (setuptools writes
+    its staging folder and egg-info into the folder it builds: never into the checkout,
+    where a second build at the same time removed files under the first)."""
     out = tmp_path_factory.mktemp("dist")
+    source = tmp_path_factory.mktemp("source") / "mxexplorer"
+    shutil.copytree(REPO, source, ignore=_NOT_SOURCE, symlinks=True)
     env = {**os.environ, "PYTHONWARNINGS": "default"}
     done = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir",
-                           str(out), str(REPO)], capture_output=True, text=True,
+                           str(out), str(source)], capture_output=True, text=True,
                           env=env, timeout=WAIT_S)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     wheels, sdists = list(out.glob("*.whl")), list(out.glob("*.tar.gz"))
