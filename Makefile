@@ -24,10 +24,10 @@ QT_XCB_PACKAGES := libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
 
 run: bootstrap
 	@if [ -z "$$DISPLAY" ] && [ -z "$$WAYLAND_DISPLAY" ] && [ -z "$$QT_QPA_PLATFORM" ]; then \
-	  echo "make run: no display (DISPLAY and WAYLAND_DISPLAY are unset); run it in a desktop session, or try: $(VPY) -m mxexplorer info $(EXAMPLE)"; \
+	  echo "make run: no display (DISPLAY and WAYLAND_DISPLAY are unset); run it in a desktop session, or try: $(VENV)/bin/mxexplorer info $(EXAMPLE)"; \
 	  exit 1; fi
 	@$(MAKE) --no-print-directory qt-libs
-	$(VPY) -m mxexplorer $(EXAMPLE) --shape data=1,3,224,224
+	$(VENV)/bin/mxexplorer $(EXAMPLE) --shape data=1,3,224,224
 
 # the suite on every core, at most four (each worker starts Qt and MXNet); tests that
 # share a build stay together (--dist loadgroup)

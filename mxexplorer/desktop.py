@@ -59,9 +59,43 @@ def _manifest_path() -> str:
     return os.path.join(data_home(), "mxexplorer", "installed.json")
 
 
+def _console_script() -> str | None:
+    """The ``mxexplorer`` command pip installed for this very interpreter: beside it
+    (a virtual environment), in its scripts folder, or the user's (``pip --user``); its
+    first line names the interpreter."""
+    import sysconfig
+
+    folders = [os.path.dirname(sys.executable), sysconfig.get_path("scripts")]
+    try:
+        folders.append(sysconfig.get_path("scripts", f"{os.name}_user"))
+    except KeyError:
+        pass
+    real = os.path.realpath(sys.executable)
+    for folder in folders:
+        script = os.path.join(folder, "mxexplorer")
+        try:
+            with open(script, "rb") as fh:
+                first = fh.readline(4096).decode("utf-8", "replace")
+        except OSError:
+            continue
+        shebang = first[2:].strip().split()[0] if first.startswith("#!") and \
+            first[2:].strip() else ""
+        if shebang and os.path.realpath(shebang) == real and os.access(script, os.X_OK):
+            return script
+    return None
+
+
 def launch_command() -> str:
-    """How the desktop starts this very installation (absolute, no PATH needed)."""
-    return f"{shlex.quote(sys.executable)} -m mxexplorer"
+    """How the desktop starts this very installation (absolute, no PATH needed).
+
+    The installed command, whose ``sys.path`` starts with its own folder: a file
+    manager starts it in the folder of the file opened, and ``python -m mxexplorer``
+    would import a ``mxnet.py`` lying there.  Without one (a checkout run in place),
+    ``python -I -m mxexplorer``: isolated mode leaves the working folder out."""
+    script = _console_script()
+    if script is not None:
+        return shlex.quote(script)
+    return f"{shlex.quote(sys.executable)} -I -m mxexplorer"
 
 
 def _resource_text(name: str) -> bytes:

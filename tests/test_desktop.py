@@ -46,7 +46,8 @@ def test_install_registers_the_type_and_uninstall_removes_exactly_that(tmp_path)
     share = home / ".local" / "share"
     entry = (share / "applications" / "mxexplorer.desktop").read_text()
     assert f"MimeType={MIME};" in entry
-    assert f"Exec={sys.executable} -m mxexplorer %F" in entry   # no PATH needed
+    # the installed command (no PATH needed; never python -m: see test_working_folder)
+    assert f"Exec={os.path.join(os.path.dirname(sys.executable), 'mxexplorer')} %F" in entry
     assert (share / "mime" / "packages" / "mxexplorer.xml").exists()
     assert (share / "icons" / "hicolor" / "scalable" / "apps" / "mxexplorer.svg").exists()
     mimeapps = (home / ".config" / "mimeapps.list").read_text()

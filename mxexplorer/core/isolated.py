@@ -5,7 +5,9 @@ output its producer lacks: ``Segmentation fault``, see ../shared/NOTES.md).  The
 refuses the graphs it knows of; binding, planning and benchmarking run here as well, so
 a crash it does not know of costs a child process and one error line, not the window.
 
-:func:`call` runs a module-level function in ``python -m mxexplorer.core.isolated``:
+:func:`call` runs a module-level function in a child Python started so that the folder
+it runs in is never on ``sys.path`` (``python -m`` and ``-c`` put it first: a
+``mxnet.py`` in a downloaded model folder ran in every job):
 the function and its arguments go over stdin as a pickle; progress, callbacks, the
 result or the error come back over a private pipe as length-prefixed pickles.  Cancel
 kills the child (at once, whatever it is doing).  The child's stderr (MXNet's messages)
@@ -28,6 +30,16 @@ from mxexplorer.core.errors import Cancelled, UserError
 from mxexplorer.core.progress import CancelToken, Progress, no_progress
 
 _HEADER = struct.Struct("!Q")
+
+#: the child's first statements: ``python -c`` puts the working folder ("") first on
+#: ``sys.path``; it goes before any import can look there (the stdlib and ``site`` were
+#: imported before it was added).  Not ``-I``: that also drops the user's site-packages,
+#: where MXNet may be installed.
+CHILD_BOOT = ("import sys\n"
+              "if sys.path and sys.path[0] == '':\n"
+              "    del sys.path[0]\n"
+              "from mxexplorer.core.isolated import _child\n"
+              "sys.exit(_child())\n")
 
 
 _LIVE: set[int] = set()
@@ -108,7 +120,7 @@ def call(fn: Callable[..., Any], *args: Any, what: str = "this work",
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "mxexplorer.core.isolated"],
+        proc = subprocess.Popen([sys.executable, "-c", CHILD_BOOT],
                                 stdin=subprocess.PIPE, stdout=err, stderr=err,
                                 pass_fds=(write_fd,), env=env)
     finally:

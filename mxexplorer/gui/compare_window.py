@@ -12,7 +12,6 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
@@ -27,6 +26,7 @@ from mxexplorer.gui.host import WidgetHost
 from mxexplorer.gui.panels.graph_pane import GraphPane
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.text import esc, plain_label, rich_label
 
 CHANGED, ADDED, REMOVED, RENAMED = "#f5a623", "#7ed321", "#e8675c", "#8fb8e8"
 LEGEND_A = [(CHANGED, "changed"), (RENAMED, "renamed"), (REMOVED, "only here (removed)")]
@@ -91,12 +91,12 @@ class CompareWindow(QMainWindow):
             side = QWidget()
             column = QVBoxLayout(side)
             column.setContentsMargins(0, 0, 0, 0)
-            label = QLabel(f"<b>{title}</b>")
+            label = rich_label(f"<b>{esc(title)}</b>")
             label.setContentsMargins(6, 2, 6, 2)
             column.addWidget(label)
             column.addWidget(pane, 1)
             sides.addWidget(side)
-        self.summary = QLabel(self.result.summary())
+        self.summary = plain_label(self.result.summary())
         self.summary.setContentsMargins(6, 2, 6, 2)
         self.list = QListWidget()
         for text, _, _ in self.rows:

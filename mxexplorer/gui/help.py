@@ -19,13 +19,14 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QHeaderView,
-    QLabel,
     QMenu,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
+
+from mxexplorer.gui.text import esc, rich_label
 
 
 @dataclass(frozen=True)
@@ -152,9 +153,9 @@ class AboutDialog(QDialog):
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self.setWindowTitle("About mxexplorer")
-        rows = "".join(f"<tr><td><b>{name}</b>&nbsp;&nbsp;</td><td>{value}</td></tr>"
+        rows = "".join(f"<tr><td><b>{esc(name)}</b>&nbsp;&nbsp;</td><td>{esc(value)}</td></tr>"
                        for name, value in versions())
-        self.label = QLabel(
+        self.label = rich_label(
             "<h3>mxexplorer</h3><p>See inside MXNet 1.x symbol graphs, fix them, and make "
             f"them fit in GPU memory.</p><table>{rows}</table>")
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

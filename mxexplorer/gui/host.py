@@ -10,6 +10,8 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QStatusBar, QWidget
 
+from mxexplorer.gui.text import ask, warn
+
 
 class DialogHost(Protocol):
     def show_error(self, title: str, message: str) -> None: ...
@@ -29,7 +31,7 @@ class WidgetHost:
         self.status_bar = status_bar
 
     def show_error(self, title: str, message: str) -> None:
-        QMessageBox.warning(self.widget, title, message)
+        warn(self.widget, title, message)
 
     def ask_save_path(self, title: str, start: str, filters: str) -> str:
         path, _ = QFileDialog.getSaveFileName(self.widget, title, start, filters)
@@ -40,5 +42,4 @@ class WidgetHost:
             self.status_bar.showMessage(text, ms)
 
     def ask_yes_no(self, title: str, question: str) -> bool:
-        answer = QMessageBox.question(self.widget, title, question)
-        return answer == QMessageBox.StandardButton.Yes
+        return ask(self.widget, title, question) == QMessageBox.StandardButton.Yes

@@ -17,7 +17,6 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QInputDialog,
-    QLabel,
     QMainWindow,
     QSizePolicy,
 )
@@ -38,6 +37,7 @@ from mxexplorer.gui.panels.shape_form import ShapeFormPanel
 from mxexplorer.gui.panels.tree import InternalsPanel
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.text import plain_label, tip
 from mxexplorer.gui.theme import set_role
 from mxexplorer.gui.window_convert import WindowConvert
 from mxexplorer.gui.window_files import WindowFiles
@@ -87,8 +87,8 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         self.setCentralWidget(placeholder("Open a symbol file (File > Open, or drop it here)."))
         self._make_docks()
         self._make_actions()
-        self.totals = QLabel()
-        self.mxnet_label = QLabel()
+        self.totals = plain_label()
+        self.mxnet_label = plain_label()
         # MXNet's state keeps its room; the totals give way (whole in their tooltip)
         self.mxnet_label.setMinimumWidth(
             self.mxnet_label.fontMetrics().horizontalAdvance("MXNet: unavailable") + 8)
@@ -371,11 +371,11 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
                 text += " (partial: not every shape is known)"
             set_role(self.totals, "muted" if stale else None)
         self.totals.setText(text)
-        self.totals.setToolTip(text + "\nforward outputs: every operator output of one "
+        self.totals.setToolTip(tip(text + "\nforward outputs: every operator output of one "
                                "forward pass, each in its own buffer. Training needs less "
                                "than their sum (MXNet reuses buffers) but adds backward's: "
                                "the memory planner's 'training activations' is MXNet's own "
-                               "plan for forward and backward.")
+                               "plan for forward and backward."))
 
     @Slot(str)
     def _on_inference_failed(self, message: str) -> None:
@@ -409,7 +409,7 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         text = {"idle": "", "loading": "MXNet: loading...", "ready": "MXNet ready",
                 "unavailable": "MXNet: unavailable"}[state]
         self.mxnet_label.setText(text)
-        self.mxnet_label.setToolTip(loader().message if state == "unavailable" else "")
+        self.mxnet_label.setToolTip(tip(loader().message) if state == "unavailable" else "")
         if state != "idle":
             self._mxnet_timer.stop()
 

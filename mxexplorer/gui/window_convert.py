@@ -6,11 +6,12 @@ import functools
 import os
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog
 
 from mxexplorer.core import onnx_export
 from mxexplorer.core.errors import UserError
 from mxexplorer.gui.compare_window import CompareWindow, compare_files
+from mxexplorer.gui.text import inform, warn
 from mxexplorer.gui.workers import JobSlot
 
 if TYPE_CHECKING:
@@ -77,8 +78,7 @@ class WindowConvert:
         lines = result.lines()
         self.host.show_status(lines[-1], 15000)
         agree = result.check is None or result.check.agree
-        box = QMessageBox.information if agree else QMessageBox.warning
-        box(self, "ONNX export", "\n".join(lines))
+        (inform if agree else warn)(self, "ONNX export", "\n".join(lines))
 
     def compare_with(self: MainWindow, path: str | None = None) -> None:
         """Compare this document (as it is now) with another file: the matching runs

@@ -20,6 +20,7 @@ from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.recovery import RecoveryStore
 from mxexplorer.core.shapes import Shape
+from mxexplorer.gui.text import ask, message_box
 
 if TYPE_CHECKING:
     from mxexplorer.gui.main_window import MainWindow
@@ -174,7 +175,8 @@ class WindowFiles:
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
         for path in self.settings.recent_files():
-            self.recent_menu.addAction(path, lambda p=path: self._open_recent(p))
+            # "&" in a menu marks a shortcut key: a path shows its own doubled
+            self.recent_menu.addAction(path.replace("&", "&&"), lambda p=path: self._open_recent(p))
         if not self.recent_menu.actions():
             self.recent_menu.addAction("(none)").setEnabled(False)
 
@@ -192,7 +194,7 @@ class WindowFiles:
         if not doc.path or doc.upgraded:
             return self.save_as()
         if not self._confirmed_overwrite:
-            answer = QMessageBox.question(
+            answer = ask(
                 self, "Overwrite the original?",
                 f"Save over {doc.path}" + (" and its checkpoint" if doc.param_renames else "")
                 + "?\nUse Save As to keep the original.")
@@ -234,7 +236,7 @@ class WindowFiles:
         doc = self.document
         name = os.path.basename(doc.path) if doc is not None and doc.path else "untitled"
         self.bring_forward()
-        answer = QMessageBox.question(
+        answer = ask(
             self, "Unsaved changes", f"{name} has unsaved changes. Save them?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
             | QMessageBox.StandardButton.Cancel)
@@ -251,11 +253,11 @@ class WindowFiles:
         if not orphans:
             return 0
         names = "\n".join("  " + o.label for o in orphans[:10])
-        box = QMessageBox(QMessageBox.Icon.Question, "Restore unsaved edits?",
+        box = message_box(self, QMessageBox.Icon.Question, "Restore unsaved edits?",
                           "mxexplorer stopped before these edits were saved:\n" + names
                           + "\n\nRestore them? (Later keeps them for the next start.)",
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, self)
+                          | QMessageBox.StandardButton.Cancel)
         box.setStyleSheet("QLabel#qt_msgbox_label { min-width: 420px; }")
         box.button(QMessageBox.StandardButton.Yes).setText("Restore")
         box.button(QMessageBox.StandardButton.Cancel).setText("Later")

@@ -84,6 +84,7 @@ def standard_keys(standard: QKeySequence.StandardKey, fallback: str) -> list[QKe
 
 def placeholder(text: str) -> QLabel:
     label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
     set_role(label, "muted")
     label.setWordWrap(True)

@@ -83,6 +83,8 @@ class DialogWatch:
 
         self.seen: list[tuple[str, str]] = []
         self.unexpected: list[tuple[str, str]] = []
+        #: dialogs that would lay markup in their text out as rich text
+        self.rich: list[str] = []
         self._answers: list[Any] = []
         self._timer = QTimer()
         self._timer.setInterval(50)
@@ -104,6 +106,8 @@ class DialogWatch:
         return closed
 
     def _check(self) -> None:
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import Qt as GuiQt
         from PySide6.QtWidgets import QApplication, QDialog, QMessageBox
 
         widget = QApplication.activeModalWidget()
@@ -116,6 +120,11 @@ class DialogWatch:
             return
         text = widget.text() if isinstance(widget, QMessageBox) else ""
         record = (widget.windowTitle(), text)
+        if isinstance(widget, QMessageBox) and "<" in text and (
+                widget.textFormat() == Qt.TextFormat.RichText
+                or (widget.textFormat() == Qt.TextFormat.AutoText
+                    and GuiQt.mightBeRichText(text))):
+            self.rich.append(text)
         if self._answers and isinstance(widget, QMessageBox):
             self.seen.append(record)
             button = widget.button(self._answers.pop(0))
@@ -135,3 +144,4 @@ def dialogs(qapp):
     yield watch
     watch.close()
     assert not watch.unexpected, f"unexpected dialogs: {watch.unexpected}"
+    assert not watch.rich, f"dialogs reading a file's words as rich text: {watch.rich}"

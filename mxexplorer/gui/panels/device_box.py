@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QComboBox, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QWidget
 
 from mxexplorer.core import isolated
 from mxexplorer.core.mxnet_env import Device, list_devices
 from mxexplorer.gui import workers
+from mxexplorer.gui.text import plain_label
 from mxexplorer.gui.theme import set_role
 
 
@@ -35,7 +36,7 @@ class DeviceBox(QComboBox):
         #: the device to choose once listed (a remembered GPU not seen yet)
         self.wanted = "cpu"
         #: why GPUs are greyed: a line; the sentences in its tooltip
-        self.note = QLabel()
+        self.note = plain_label()
         self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         set_role(self.note, "muted")
         self.note.hide()

@@ -6,6 +6,7 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from mxexplorer.core import drawing, metrics
+from mxexplorer.gui.text import esc
 from mxexplorer.gui.theme import current
 
 ENTRY_WIDTH = 150          # px per key entry: the strip holds width // this a row
@@ -62,7 +63,7 @@ class GraphLegend(QLabel):
         under it (its ends and evenly spaced between), and the grey of no value."""
         self._graph = None
         if scale is None:
-            self.setText(f"<i>{note or 'no values to colour by'}</i>")
+            self.setText(f"<i>{esc(note or 'no values to colour by')}</i>")
             self.show()
             return
         steps = 24

@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QLabel, QMenu, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QMenu, QStackedWidget, QVBoxLayout, QWidget
 
 from mxexplorer.core import drawing, edits
 from mxexplorer.core.document import Change
@@ -39,6 +39,7 @@ from mxexplorer.gui.panels.graph_toolbar import GraphToolbar
 from mxexplorer.gui.panels.graph_view import GraphView
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.text import plain_label
 from mxexplorer.gui.theme import Theme, set_role, themes
 from mxexplorer.gui.theme import current as current_theme
 
@@ -87,7 +88,7 @@ class GraphPane(SessionPanel):
         self.view.menu_requested.connect(self._on_menu_requested)
         self.view.zoomed.connect(self._on_zoomed)
         self.view.double_clicked.connect(self._on_double_clicked)
-        self.message = QLabel()
+        self.message = plain_label()
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

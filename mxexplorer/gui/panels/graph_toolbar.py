@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from mxexplorer.core.metrics import METRICS, SHORT
+from mxexplorer.gui.text import plain_label
 
 
 def _tool(text: str, slot: Any, checkable: bool = False, tip: str = "") -> QToolButton:
@@ -63,8 +63,8 @@ class GraphToolbar(QWidget):
         self.search.setClearButtonEnabled(True)
         self.search.setMinimumWidth(110)
         self.search.returnPressed.connect(self.find_next_requested)
-        self.match_label = QLabel()
-        self.zoom_label = QLabel("100%")
+        self.match_label = plain_label()
+        self.zoom_label = plain_label("100%")
         self.zoom_label.setMinimumWidth(44)
         self.params_button = _tool("Parameters", self.params_toggled, checkable=True,
                                    tip="Show parameter and auxiliary variables")
@@ -80,7 +80,7 @@ class GraphToolbar(QWidget):
                                    "viridis scale; the tree shows it as bars)")
         self.metric_box.currentIndexChanged.connect(
             lambda _: self.metric_chosen.emit(self.metric_box.currentData()))
-        self.layout_label = QLabel()
+        self.layout_label = plain_label()
         self.legend_button.blockSignals(True)
         self.legend_button.setChecked(True)
         self.legend_button.blockSignals(False)
@@ -104,7 +104,7 @@ class GraphToolbar(QWidget):
 
         self.busy = QFrame()
         self.busy.setFrameShape(QFrame.Shape.StyledPanel)
-        self.busy_label = QLabel()
+        self.busy_label = plain_label()
         self.busy_bar = QProgressBar()
         self.busy_bar.setRange(0, 0)
         self.busy_bar.setMaximumWidth(160)

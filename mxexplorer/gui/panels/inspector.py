@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QPushButton,
     QTableWidget,
@@ -36,6 +35,7 @@ from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.panels.param_stats_view import ParamStatsView
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.text import plain_label
 from mxexplorer.gui.theme import set_role
 
 
@@ -46,7 +46,7 @@ class AttributePanel(SessionPanel):
         self.node: int | None = None
         self._filling = False
 
-        self.title = QLabel("Select a node")
+        self.title = plain_label("Select a node")
         self.title.setStyleSheet("font-weight: bold;")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.name_edit = QLineEdit()
@@ -61,23 +61,23 @@ class AttributePanel(SessionPanel):
         self.kind_box.setToolTip("Whether the variable is fed data (it gets a shape) or "
                                  "learned (counted in the parameters); kept for this file")
         self.mirror_box = QCheckBox("mirror stage (recompute in backward)")
-        self.inputs_label = QLabel()
+        self.inputs_label = plain_label()
         self.inputs_label.setWordWrap(True)
         self.inputs_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.outputs_label = QLabel()
+        self.outputs_label = plain_label()
         self.outputs_label.setWordWrap(True)
         self.outputs_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.figures_label = QLabel()
+        self.figures_label = plain_label()
         self.figures_label.setWordWrap(True)
         self.figures_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.note_label = QLabel()
+        self.note_label = plain_label()
         self.note_label.setWordWrap(True)
         set_role(self.note_label, "muted")
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["attribute", "value"])
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
-        self.error_label = QLabel()
+        self.error_label = plain_label()
         self.error_label.setWordWrap(True)
         set_role(self.error_label, "error")
         self.new_key = QLineEdit(placeholderText="key")
@@ -166,7 +166,7 @@ class AttributePanel(SessionPanel):
         self.kind_box.setCurrentIndex(max(self.kind_box.findData(said.value if said else ""),
                                           0))
         slots = doc.input_slots(i)
-        self.inputs_label.setText("<br>".join(
+        self.inputs_label.setText("\n".join(
             f"{slot}: {doc.nodes[s].name}" + (f"[{k}]" if doc.output_count(s) > 1 else "")
             for slot, (s, k, _) in zip(slots, node.inputs)) or "-")
         self._show_outputs(i)
@@ -189,7 +189,7 @@ class AttributePanel(SessionPanel):
         for k, name in enumerate(names):
             shape = shapes.by_entry.get((i, k)) if shapes is not None else None
             parts.append(f"{name}: {format_shape(shape)}" if shape else name)
-        self.outputs_label.setText("<br>".join(parts))
+        self.outputs_label.setText("\n".join(parts))
         if analysis is None:
             self.figures_label.clear()
             return

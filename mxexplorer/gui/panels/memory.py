@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -41,6 +40,7 @@ from mxexplorer.gui.panels.plan_plot import PlanPlot
 from mxexplorer.gui.panels.step_chart import StepChart
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.text import plain_label
 from mxexplorer.gui.theme import set_role
 
 #: the column of a plan's words: a plan's explanation (about 450 characters) in 12
@@ -113,7 +113,7 @@ class MemoryPanel(SessionPanel):
         self.progress = QProgressBar()
         self.progress.setTextVisible(False)
         self.progress.setMaximumHeight(10)
-        self.status = QLabel("Choose the stages and press Plan.")
+        self.status = plain_label("Choose the stages and press Plan.")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -437,7 +437,7 @@ class MemoryPanel(SessionPanel):
             return
         which = "the least memory" if result.best is not None and \
             plan.kept == result.best.kept else "a plan you picked"
-        state = "<b>applied</b>" if applied else "not applied (Apply tags to use it)"
+        state = "applied" if applied else "not applied (Apply tags to use it)"
         shapes = "" if result.shapes == session.input_shapes() else \
             " Figures are for the input shapes it was planned with."
         self._set_status(f"Selected, {which}, {state}. {plansearch.describe(result, plan)}"

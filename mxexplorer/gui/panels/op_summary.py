@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QProgressBar,
     QPushButton,
     QTableWidget,
@@ -28,6 +27,7 @@ from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.text import plain_label
 
 #: time first after a profile (it is why one profiles); shares right of their values.
 #: Time was last: in the dock's 430 px it sat off to the right, unseen
@@ -73,7 +73,7 @@ class OpSummaryPanel(SessionPanel):
         self.table.horizontalHeader().setSortIndicator(COLUMNS.index("MACs"),
                                                        Qt.SortOrder.DescendingOrder)
         self.table.itemClicked.connect(self._on_clicked)
-        self.note = QLabel()
+        self.note = plain_label()
         self.note.setWordWrap(True)
         self.profile_button = QPushButton("Profile")
         self.profile_button.setToolTip("Time every layer with MXNet's profiler (bulk "

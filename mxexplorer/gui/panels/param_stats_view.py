@@ -16,6 +16,7 @@ from mxexplorer.core import param_stats
 from mxexplorer.core.document import NodeKind
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.session import DocumentSession
+from mxexplorer.gui.text import esc
 from mxexplorer.gui.theme import current, set_role
 from mxexplorer.gui.workers import JobSlot
 
@@ -33,10 +34,9 @@ def sparkline(histogram: tuple[int, ...]) -> str:
 
 
 def tensor_html(name: str, got: param_stats.TensorStats | str) -> str:
-    esc = name.replace("&", "&amp;").replace("<", "&lt;")
     if isinstance(got, str):
-        return f"<b>{esc}</b>: <i>{got}</i>"
-    words = (f"<b>{esc}</b> {got.dtype} {'x'.join(map(str, got.shape))}<br/>"
+        return f"<b>{esc(name)}</b>: <i>{esc(got)}</i>"
+    words = (f"<b>{esc(name)}</b> {esc(got.dtype)} {'x'.join(map(str, got.shape))}<br/>"
              f"min {got.minimum:.4g} &nbsp;max {got.maximum:.4g} &nbsp;mean {got.mean:.4g} "
              f"&nbsp;std {got.std:.4g} &nbsp;zeros {got.zeros:.1%}<br/>"
              f'<span style="font-family:monospace">{sparkline(got.histogram)}</span>')
@@ -118,7 +118,7 @@ class ParamStatsView(QWidget):
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
-        self.label.setText(f"<i>{message.splitlines()[-1] if message else 'failed'}</i>")
+        self.label.setText(f"<i>{esc(message.splitlines()[-1] if message else 'failed')}</i>")
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self.reader.cancel(quiet=True)

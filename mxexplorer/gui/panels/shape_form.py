@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QScrollArea,
@@ -29,6 +28,7 @@ from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.text import plain_label
 from mxexplorer.gui.theme import set_role
 
 DTYPES = ["float32", "float16", "float64", "uint8", "int32"]
@@ -53,7 +53,7 @@ class ShapeFormPanel(SessionPanel):
         self.auto = QCheckBox("infer again after every change")
         self.auto.setChecked(session.auto_infer)
         self.infer_button = QPushButton("Infer shapes")
-        self.message = QLabel()
+        self.message = plain_label()
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.filter_edit = QLineEdit(placeholderText="Filter inputs")
@@ -67,9 +67,9 @@ class ShapeFormPanel(SessionPanel):
         self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
 
         top = QHBoxLayout()
-        top.addWidget(QLabel("batch"))
+        top.addWidget(plain_label("batch"))
         top.addWidget(self.batch)
-        top.addWidget(QLabel("dtype"))
+        top.addWidget(plain_label("dtype"))
         top.addWidget(self.dtype)
         top.addStretch(1)
         layout = QVBoxLayout(self)
@@ -113,9 +113,9 @@ class ShapeFormPanel(SessionPanel):
             edit = QLineEdit(placeholderText="e.g. 1,3,224,224 (empty: unknown)")
             edit.editingFinished.connect(self._on_row_edited)
             self.rows[name] = edit
-            self.form.addRow(name, edit)
+            self.form.addRow(plain_label(name), edit)      # a QFormLayout row label guesses
         if not self.rows:
-            self.form.addRow(QLabel("The graph has no data inputs."))
+            self.form.addRow(plain_label("The graph has no data inputs."))
         self.filter_edit.setVisible(len(self.rows) >= FILTER_FROM)
         self._on_filter_changed(self.filter_edit.text())
 

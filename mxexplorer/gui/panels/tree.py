@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMenu,
     QTreeView,
@@ -40,6 +39,7 @@ from mxexplorer.gui.panels.tree_model import (  # noqa: F401 - the tree's public
 )
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.text import plain_label, tip
 from mxexplorer.gui.theme import set_role, themes
 
 FILTER_DELAY_MS = 150      # typing pauses this long before the filter runs
@@ -69,7 +69,7 @@ class InternalsPanel(SessionPanel):
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.stale_label = QLabel()
+        self.stale_label = plain_label()
         self.stale_label.setWordWrap(True)
         self.stale_label.setContentsMargins(4, 2, 4, 2)
         set_role(self.stale_label, "stale")
@@ -244,7 +244,7 @@ class InternalsPanel(SessionPanel):
             error = self.model.set_filter(self.filter_edit.text(), self.regex_box.isChecked())
         finally:
             self._syncing = False
-        self.filter_edit.setToolTip(error or "")
+        self.filter_edit.setToolTip(tip(error or ""))
         set_role(self.filter_edit, "error" if error else None)
         self._expand_defaults()
         self._select_nodes(list(self.selection.nodes))

@@ -24,6 +24,7 @@ from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.outline import Kids, Outline, matching, outline
 from mxexplorer.core.shapes import ShapeResult, format_shape
 from mxexplorer.core.stats import GraphStats, human_bytes, human_count
+from mxexplorer.gui.text import tip
 from mxexplorer.gui.theme import LIGHT, Theme, current
 
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -330,7 +331,7 @@ class InternalsModel(QAbstractItemModel):
                 whose = "the previewed plan" if self.preview else "its force_mirroring tag"
                 tips.append(f"{whose} recomputes this output in backward" if recompute
                             else f"{whose} keeps this output")
-            return "\n".join(t for t in tips if t) or None
+            return tip("\n".join(t for t in tips if t)) or None
         return None
 
     def _shape(self, r: int) -> tuple[int, ...] | None:
