@@ -5,8 +5,12 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("MXNET_SUBGRAPH_VERBOSE", "0")
-# never hand files to (or listen in place of) the user's running mxexplorer
-os.environ["MXEXPLORER_INSTANCE"] = f"mxexplorer-test-{os.getpid()}"
+# never hand files to (or listen in place of) the user's running mxexplorer: this test
+# process's own channel, in a private folder as the real one is
+import tempfile  # noqa: E402
+
+os.environ["MXEXPLORER_INSTANCE"] = os.path.join(
+    tempfile.mkdtemp(prefix="mxexplorer-test-"), "instance")
 
 import pathlib  # noqa: E402
 

@@ -12,7 +12,7 @@ import json
 
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtGui import Qt as GuiQt          # Qt.mightBeRichText lives in QtGui's Qt
+from PySide6.QtGui import Qt as GuiQt  # Qt.mightBeRichText lives in QtGui's Qt
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QLabel, QMessageBox, QWidget
 
 from tests.conftest import WAIT_MS
