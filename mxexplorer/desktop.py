@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from mxexplorer.core.errors import UserError
-from mxexplorer.core.symbol_io import write_atomic
+from mxexplorer.core.files import write_atomic
 
 MIME_TYPE = "application/x-mxnet-symbol+json"
 DESKTOP_ID = "mxexplorer.desktop"

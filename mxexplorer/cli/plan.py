@@ -30,7 +30,7 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
           snap: Any, bar: common.TerminalProgress) -> int:
     import textwrap
 
-    from mxexplorer.core import jobs, memplan, plansearch, symbol_io
+    from mxexplorer.core import files, jobs, memplan, plansearch
     from mxexplorer.core.document import GraphDocument
 
     if args.budget is not None:
@@ -56,7 +56,7 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
         pick = plansearch.pick_within(result.probes, args.within)
         best = result.plan_for(GraphDocument.from_snapshot(snap), pick)
     if args.output:
-        symbol_io.write_atomic(args.output, memplan.planned_json(snap, result, plan=best))
+        files.write_atomic(args.output, memplan.planned_json(snap, result, plan=best))
     planned_mb = best.cost_mb if best is not None else result.baseline_mb
     data = {
         "file": args.file, "device": args.ctx, "shapes": {k: list(v) for k, v in shape_map.items()},

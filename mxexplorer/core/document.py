@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from mxexplorer.core import opinfo, params_file, symbol_io
+from mxexplorer.core import files, opinfo, params_file, symbol_io
 from mxexplorer.core.errors import SymbolFileError
 from mxexplorer.core.symbol_io import Entry, Node, ParsedGraph
 
@@ -435,22 +435,28 @@ class GraphDocument:
             return None
         return params_file.params_path_for(symbol_path, self.params_epoch or 0)
 
-    def write_params(self, target: str) -> None:
-        """Write the open checkpoint to ``target`` with its keys following every rename
-        (nothing to do when that is the checkpoint itself, unrenamed)."""
+    def params_writer(self, target: str) -> Callable[[str], None] | None:
+        """A writer of the open checkpoint with its keys following every rename, for
+        ``target``; None when that is the checkpoint itself, unrenamed."""
         assert self.params_path is not None
         renames = dict(self.param_renames)
         if os.path.abspath(target) == os.path.abspath(self.params_path) and not renames:
-            return
-        params_file.rename_keys(self.params_path, target, lambda name: renames.get(name, name))
+            return None
+        return params_file.renamed_copy(self.params_path, lambda name: renames.get(name, name))
 
-    def save(self, path: str) -> None:
-        """Write the symbol atomically and, with a checkpoint open and ``path`` named
-        ``prefix-symbol.json``, the ``prefix-NNNN.params`` beside it."""
+    def save(self, path: str, journal_dir: str | None = None) -> None:
+        """Write the symbol and, with a checkpoint open and ``path`` named
+        ``prefix-symbol.json``, the ``prefix-NNNN.params`` beside it, as one unit: a
+        kill at any moment leaves the old pair or the new one (with ``journal_dir``,
+        where :func:`files.finish_interrupted` finds what a kill cut short)."""
         params_path = self.params_target(path)
-        if params_path:
-            self.write_params(params_path)
-        symbol_io.write_atomic(path, self.to_json())
+        text = self.to_json().encode("utf-8")
+        items: list[tuple[str, Callable[[str], None]]] = []
+        writer = self.params_writer(params_path) if params_path else None
+        if params_path and writer is not None:
+            items.append((params_path, writer))
+        items.append((path, lambda tmp: files.write_bytes_to(tmp, text)))
+        files.save_together(items, journal_dir)
         if params_path:
             self.params_path = params_path
             self._params_index = None

@@ -22,6 +22,7 @@ from mxexplorer.core import metrics, opinfo
 from mxexplorer.core.document import GraphDocument, NodeKind
 from mxexplorer.core.edits import FORCE_MIRRORING, is_mirror_stage
 from mxexplorer.core.errors import UserError
+from mxexplorer.core.files import write_atomic
 from mxexplorer.core.graphviz import (  # noqa: F401 - drawing's callers use these names
     DotTimeout,
     GraphvizMissing,
@@ -31,7 +32,6 @@ from mxexplorer.core.graphviz import (  # noqa: F401 - drawing's callers use the
     run_dot,
 )
 from mxexplorer.core.progress import CancelToken
-from mxexplorer.core.symbol_io import write_atomic
 
 # (fill, border) per op family; pastel fills after mx.viz.plot_network's palette
 FAMILY_COLOURS: dict[str, tuple[str, str]] = {

@@ -4,7 +4,7 @@ Must not import Qt or MXNet.
 """
 from __future__ import annotations
 
-from mxexplorer.core import subgraph, symbol_io
+from mxexplorer.core import files, subgraph, symbol_io
 from mxexplorer.core.document import GraphDocument
 
 
@@ -20,8 +20,9 @@ def export_cut(doc: GraphDocument, node: int, index: int, symbol_path: str) -> s
     """Write the cut graph; with a checkpoint open, put its ``.params`` beside it under
     the matching name (``prefix-NNNN.params``), so the pair loads with
     ``mx.model.load_checkpoint``.  Returns the params path written, if any."""
-    symbol_io.write_atomic(symbol_path, cut_json(doc, node, index))
+    text = cut_json(doc, node, index).encode("utf-8")
     target = doc.params_target(symbol_path)
-    if target:
-        doc.write_params(target)
+    writer = doc.params_writer(target) if target else None
+    items = [(target, writer)] if target and writer is not None else []
+    files.save_together(items + [(symbol_path, lambda tmp: files.write_bytes_to(tmp, text))])
     return target

@@ -382,8 +382,8 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     onnx = load_onnx()
     from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
 
+    from mxexplorer.core.files import write_atomic
     from mxexplorer.core.mxnet_env import failure, import_mxnet, mxnet_errors
-    from mxexplorer.core.symbol_io import write_atomic
 
     mx = import_mxnet()
     graph = json.loads(graph_json)

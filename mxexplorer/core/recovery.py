@@ -15,37 +15,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from mxexplorer.core import symbol_io
+from mxexplorer.core import files, symbol_io
 from mxexplorer.core.document import GraphDocument
 
 FORMAT = 1
 _counter = itertools.count(1)
-
-
-def _start_time(pid: int) -> str | None:
-    """The kernel's start time of ``pid`` (tells a reused pid apart), None if gone."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def _alive(pid: int, started: str | None) -> bool:
-    if pid == os.getpid():
-        return True
-    now = _start_time(pid)
-    if now is None:
-        if os.path.isdir("/proc/self"):
-            return False
-        try:                               # no /proc: the pid alone tells
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return started is None or now == started
 
 
 @dataclass(frozen=True)
@@ -79,13 +53,13 @@ class RecoveryStore:
         """Write ``doc``'s state now (atomically); returns the file."""
         os.makedirs(self.folder, exist_ok=True)
         record = {
-            "format": FORMAT, "pid": os.getpid(), "started": _start_time(os.getpid()),
+            "format": FORMAT, "pid": os.getpid(), "started": files.start_time(os.getpid()),
             "saved_at": time.time(), "path": doc.path, "params_path": doc.params_path,
             "params_epoch": doc.params_epoch, "param_renames": dict(doc.param_renames),
             "upgraded": doc.upgraded or "", "graph": doc.to_dict(),
         }
         target = self._file(key)
-        symbol_io.write_atomic(target, json.dumps(record))
+        files.write_atomic(target, json.dumps(record))
         return target
 
     def remove(self, key: str) -> None:
@@ -109,7 +83,8 @@ class RecoveryStore:
             try:
                 with open(file, encoding="utf-8") as f:
                     data = json.load(f)
-                if data.get("format") != FORMAT or _alive(int(data["pid"]), data.get("started")):
+                if data.get("format") != FORMAT or \
+                        files.process_alive(int(data["pid"]), data.get("started")):
                     continue
                 found.append(Orphan(file, data.get("path"), float(data["saved_at"]), data))
             except (OSError, ValueError, KeyError, TypeError):

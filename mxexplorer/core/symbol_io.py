@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -416,45 +414,3 @@ def graph_to_dict(nodes: list[Node], heads: list[Entry], graph_attrs: dict[str, 
     if extra:
         out.update(extra)
     return out
-
-
-def _umask() -> int:
-    """The process umask, read without changing it (os.umask sets it, racing threads)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022
-
-
-def write_atomic(path: str, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder + rename.
-
-    The file at ``path`` is either the old one or the complete new one, never a part.
-    Raises ``OSError`` (with the original untouched and no temporary left behind) when
-    the folder is not writable or the disk is full.
-    """
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".mxexplorer-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            # the old file's mode, or what a plain open() would give (mkstemp's is 0600)
-            mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else \
-                0o666 & ~_umask()
-            os.chmod(tmp, mode)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -106,7 +106,15 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
     else:
         window.restore_layout()
     if server is not None:
-        # edits a crashed or killed run left behind, offered once the window is up
+        # saves a kill cut short are finished or undone, and leftover temporaries
+        # removed, before anything is opened; then the edits a crashed run left
+        # behind are offered once the window is up
+        from mxexplorer.core import files as core_files
+
+        tidied = core_files.tidy(settings.saves_dir(), [settings.recovery_dir()] + [
+            os.path.dirname(p) for p in settings.recent_files()])
+        if tidied:
+            window.statusBar().showMessage("; ".join(tidied).capitalize(), 15000)
         QTimer.singleShot(300, window, window.offer_recovery)
         for path in files:                 # in the background, one window each
             window.open_anywhere(path, dict(shapes or {}))

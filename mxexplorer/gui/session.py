@@ -443,7 +443,7 @@ class DocumentSession(QObject):
         ------
         OSError : the file could not be written (the document and its edits stay).
         """
-        self.document.save(path)
+        self.document.save(path, journal_dir=self.settings.saves_dir())
         if self.input_shapes():
             self.settings.set_last_shapes(path, self.input_shapes())
         self.base_modified = False
@@ -461,7 +461,12 @@ class DocumentSession(QObject):
     @Slot(int)
     def _on_undo_index_changed(self, index: int) -> None:
         self.modified_changed.emit(self.is_modified())
-        self._recovery_timer.start()
+        if self.recovery.key is None and self.is_modified():
+            # the first edit since the file was opened or saved is written at once:
+            # the timer could trail it by seconds on a loaded machine
+            self.write_recovery()
+        else:
+            self._recovery_timer.start()        # later ones at most once a second
 
     @Slot(bool)
     def _on_undo_clean_changed(self, clean: bool) -> None:

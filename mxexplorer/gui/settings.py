@@ -29,6 +29,11 @@ class Settings:
         INI file for tests, else $XDG_STATE_HOME/mxexplorer/recovery)."""
         return os.path.join(self._state, "recovery")
 
+    def saves_dir(self) -> str:
+        """Where a save of several files keeps its journal until it is whole (a kill
+        mid-save is finished or undone at the next start)."""
+        return os.path.join(self._state, "saves")
+
     def sync(self) -> None:
         self._s.sync()
 

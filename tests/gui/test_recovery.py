@@ -151,3 +151,20 @@ def test_a_failed_save_says_so_and_keeps_the_edits(make_window, mlp_copy, qtbot,
     assert os.listdir(target.parent) == []             # no partial file, no temporary
     assert mlp_copy.read_bytes() == original
     assert len(os.listdir(folder)) == 1                # the recovery file stays
+
+
+def test_the_first_edit_after_a_save_is_protected_at_once(make_window, mlp_copy) -> None:
+    """Written as the edit is made, not when a timer fires (a loaded machine trailed
+    the timer by seconds); later edits follow within the timer's second."""
+    from mxexplorer.core import edits
+
+    window = make_window(mlp_copy)
+    session = window.session
+    folder = window.settings.recovery_dir()
+    fc1 = window.document.find("fc1")[0]
+    window.push_edit(edits.SetAttrEdit((fc1,), "num_hidden", "48"))
+    assert os.path.isdir(folder) and os.listdir(folder)          # no event loop turned
+    session.save_to(str(mlp_copy))
+    assert not os.listdir(folder)                                # saved: nothing to keep
+    window.push_edit(edits.SetAttrEdit((fc1,), "num_hidden", "40"))
+    assert os.listdir(folder)                                    # the first after a save

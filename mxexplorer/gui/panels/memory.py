@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mxexplorer.core import memplan, plansearch, symbol_io
+from mxexplorer.core import files, memplan, plansearch
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import Device
 from mxexplorer.gui.bridge import disconnect_quietly
@@ -460,7 +460,7 @@ class MemoryPanel(SessionPanel):
     def export_to(self, path: str) -> bool:
         """Write the graph with the selected plan's tags to ``path``."""
         try:
-            symbol_io.write_atomic(path, self.session.planned_json())
+            files.write_atomic(path, self.session.planned_json())
         except UserError as exc:
             self._set_status(str(exc), error=True)
             return False
