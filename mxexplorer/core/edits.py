@@ -183,6 +183,9 @@ class RenameNodeEdit:
         new = self.new_name.strip()
         if not new:
             raise UserError("a node name cannot be empty")
+        problem = name_problem(new)
+        if problem:
+            raise UserError(problem)
         node = doc.nodes[self.node]
         old = node.name
         renames = [(self.node, old, new)]
@@ -246,6 +249,9 @@ class PrefixAllEdit:
     def apply(self, doc: GraphDocument) -> None:
         if not self.prefix:
             raise UserError("the prefix is empty")
+        problem = name_problem(self.prefix)
+        if problem:
+            raise UserError(problem.replace("the name", "the prefix"))
         self._old = [n.name for n in doc.nodes]
         for n in doc.nodes:
             n.name = self.prefix + n.name
@@ -274,6 +280,64 @@ def mirror_stage_edit(doc: GraphDocument, nodes: tuple[int, ...], on: bool) -> S
 
 def is_mirror_stage(attrs: Mapping[str, str]) -> bool:
     return opinfo.flag(attrs, MIRROR_STAGE) or opinfo.flag(attrs, "mirror_stage")
+
+
+#: a change adding this many outputs or more is asked about first (the window)
+GROWTH_ASK = 10_000
+
+
+def name_problem(name: str) -> str | None:
+    """Why a node may not take this name, or None: what MXNet would cut short."""
+    if "\0" in name:
+        return ("the name holds a NUL character: MXNet would cut it there (its names "
+                "are C strings), and refuse the saved file")
+    return None
+
+
+def attrs_problem(doc: GraphDocument, node: int, values: Mapping[str, str | None]
+                  ) -> str | None:
+    """Why these attribute changes may not go into ``node``, or None.  The limits are
+    the loader's own (:func:`opinfo.check_declared`): an edit that passes makes a file
+    mxexplorer opens again, and MXNet reads as written."""
+    for key, value in values.items():
+        for what, text in (("key", key), ("value", value or "")):
+            if "\0" in text:
+                return (f"the {what} {text.split(chr(0))[0]!r}... holds a NUL character: "
+                        "MXNet would cut it there (C strings) and refuse the saved file")
+    attrs = dict(doc.nodes[node].attrs)
+    for key, value in values.items():
+        if value is None:
+            attrs.pop(key, None)
+        else:
+            attrs[key] = value
+    for key in ("num_outputs", "sections", "num_args"):
+        raw = attrs.get(key)
+        if raw is not None and (not raw.strip().lstrip("-").isdigit() or int(raw) < 0):
+            return f"{key} must be a whole number of 0 or more, not {raw!r}"
+    n = doc.nodes[node]
+    try:
+        opinfo.check_declared(n.op, attrs, n.name, len(n.inputs), None)
+    except UserError as exc:
+        return str(exc)
+    return None
+
+
+def outputs_added(doc: GraphDocument, node: int, values: Mapping[str, str | None]) -> int:
+    """How many outputs these attribute changes add to ``node`` (negative: remove)."""
+    n = doc.nodes[node]
+    if n.is_variable:
+        return 0
+    attrs = dict(n.attrs)
+    for key, value in values.items():
+        if value is None:
+            attrs.pop(key, None)
+        else:
+            attrs[key] = value
+    try:
+        after = opinfo.outputs(n.op, attrs)[0]
+    except (UserError, ValueError):
+        return 0
+    return after - doc.output_count(node)
 
 
 def validate_op_attrs(op: str, attrs: Mapping[str, str]) -> str | None:

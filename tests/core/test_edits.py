@@ -216,3 +216,53 @@ def test_a_shared_weight_stays_and_the_rename_says_so() -> None:
     edit.apply(doc)
     assert "shared_weight" in doc.internal_names()
     assert edits.RenameNodeEdit(doc.find("b")[0], "x", with_params=False).shared_note(doc) == ""
+
+
+# ------------------------------------------------------------------ limits (issue 24)
+def test_the_editor_refuses_what_mxnet_would_cut_or_the_loader_refuse(mlp) -> None:
+    """One set of limits with the loader: an edit that passes makes a file that opens
+    again.  A NUL passed MXNet's own check (ctypes stops at it) and MXNet then refused
+    the saved file; num_outputs of 5,000,000 was accepted and grew the window past
+    4 GB, and the saved file was one mxexplorer refuses to open."""
+    from mxexplorer.core import edits as e
+
+    fc1 = mlp.find("fc1")[0]
+    for values in ({"num_hidden": "12\x0034"}, {"bad\x00key": "1"}):
+        why = e.attrs_problem(mlp, fc1, values)
+        assert why is not None and "NUL" in why, values
+    assert "NUL" in (e.name_problem("fc\x001") or "")
+    assert e.name_problem("fc1_renamed") is None
+    split = _split_graph()
+    node = split.find("split")[0]
+    why = e.attrs_problem(split, node, {"num_outputs": "5000000"})
+    assert why is not None and "at most 100,000" in why
+    assert e.attrs_problem(split, node, {"num_outputs": "-2"}) is not None
+    assert e.attrs_problem(split, node, {"num_outputs": "4"}) is None
+    # a change that multiplies the graph is told (the window asks first)
+    assert e.outputs_added(split, node, {"num_outputs": "60000"}) == 60000 - 2
+    assert e.outputs_added(split, node, {"num_outputs": "4"}) == 2
+
+
+def test_the_window_never_saves_a_file_it_would_refuse_to_open(mlp, tmp_path) -> None:
+    """Every value the editor lets through is saved and opened again."""
+    from mxexplorer.core import edits as e
+
+    fc1 = mlp.find("fc1")[0]
+    for key, value in (("num_hidden", "12"), ("note", "tab\there, newline\nthere"),
+                       ("unicode", "é ✓ \U0001f600")):
+        assert e.attrs_problem(mlp, fc1, {key: value}) is None
+        e.SetAttrEdit((fc1,), key, value).apply(mlp)
+    path = tmp_path / "edited-symbol.json"
+    mlp.save(str(path))
+    again = GraphDocument.open(str(path))
+    assert again.nodes[again.find("fc1")[0]].attrs["unicode"] == "é ✓ \U0001f600"
+
+
+def _split_graph() -> GraphDocument:
+    import json
+
+    return GraphDocument.from_json(json.dumps({
+        "nodes": [{"op": "null", "name": "data", "inputs": []},
+                  {"op": "SliceChannel", "name": "split", "attrs": {"num_outputs": "2"},
+                   "inputs": [[0, 0, 0]]}],
+        "arg_nodes": [0], "heads": [[1, 0, 0], [1, 1, 0]]}))

@@ -212,8 +212,20 @@ class AttributePanel(SessionPanel):
 
     # -------------------------------------------------------------- editing
     def _validated(self, values: dict[str, str | None]) -> bool:
-        """Ask MXNet whether the node's op accepts these attributes."""
+        """The loader's limits (an edit never makes a file mxexplorer refuses to open),
+        a question before an edit that adds thousands of outputs, then MXNet's word on
+        whether the node's op accepts these attributes."""
         assert self.node is not None
+        problem = edits.attrs_problem(self.document, self.node, values)
+        if problem:
+            self.show_error(problem)
+            return False
+        added = edits.outputs_added(self.document, self.node, values)
+        if added >= edits.GROWTH_ASK and not self.host.ask_yes_no(
+                "A much bigger graph", f"This change gives the node {added:,} more outputs "
+                f"(the graph has {len(self.document.internals()):,} now): each becomes a "
+                "row, a tensor and an edge. Make it?"):
+            return False
         node = self.document.nodes[self.node]
         attrs = dict(node.attrs)
         for k, v in values.items():
