@@ -13,6 +13,7 @@ Node ids in DOT are ``n<index>`` so renames never move anything.  No Qt here.
 """
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -362,28 +363,52 @@ def _node_id(token: str) -> int:
     return int(token[1:])
 
 
+#: the largest coordinate taken from dot, in inches (a graph 2.5 km tall)
+_MAX_INCHES = 1e5
+
+
+def _inches(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value) or abs(value) > _MAX_INCHES:
+        raise ValueError(f"a coordinate of {token[:20]}")
+    return value
+
+
 def parse_plain(text: str, source: str = "") -> Layout:
-    """Read ``dot -Tplain`` output into point coordinates with y pointing down."""
+    """Read ``dot -Tplain`` output into point coordinates with y pointing down.
+
+    Raises
+    ------
+    UserError : dot wrote something that is not a layout (NaN or absurd coordinates,
+        short lines): one line saying so, never a traceback.
+    """
     pts = 72.0
     width = height = 0.0
     nodes: dict[int, NodeBox] = {}
     edges: list[EdgePath] = []
-    for line in text.splitlines():
-        if line.startswith("node "):
-            parts = line.split(" ", 6)
-            nodes[_node_id(parts[1])] = NodeBox(
-                float(parts[2]) * pts, height - float(parts[3]) * pts,
-                float(parts[4]) * pts, float(parts[5]) * pts)
-        elif line.startswith("edge "):
-            parts = line.split(" ")
-            count = int(parts[3])
-            coords = parts[4:4 + 2 * count]
-            points = tuple((float(coords[2 * k]) * pts, height - float(coords[2 * k + 1]) * pts)
-                           for k in range(count))
-            edges.append(EdgePath(_node_id(parts[1]), _node_id(parts[2]), points))
-        elif line.startswith("graph "):
-            parts = line.split()
-            width, height = float(parts[2]) * pts, float(parts[3]) * pts
+    try:
+        for line in text.splitlines():
+            if line.startswith("node "):
+                parts = line.split(" ", 6)
+                nodes[_node_id(parts[1])] = NodeBox(
+                    _inches(parts[2]) * pts, height - _inches(parts[3]) * pts,
+                    _inches(parts[4]) * pts, _inches(parts[5]) * pts)
+            elif line.startswith("edge "):
+                parts = line.split(" ")
+                count = int(parts[3])
+                if not 0 < count <= 100_000:
+                    raise ValueError(f"an edge of {count} points")
+                coords = parts[4:4 + 2 * count]
+                points = tuple((_inches(coords[2 * k]) * pts,
+                                height - _inches(coords[2 * k + 1]) * pts)
+                               for k in range(count))
+                edges.append(EdgePath(_node_id(parts[1]), _node_id(parts[2]), points))
+            elif line.startswith("graph "):
+                parts = line.split()
+                width, height = _inches(parts[2]) * pts, _inches(parts[3]) * pts
+    except (ValueError, IndexError) as exc:
+        raise UserError(f"graphviz dot wrote a layout mxexplorer cannot read ({exc})") \
+            from None
     return Layout(source, width, height, nodes, tuple(edges))
 
 
@@ -404,7 +429,15 @@ def compute_layout(source: str, token: CancelToken | None = None,
         return replace(layout, note=f"dot took over {time_limit:.0f} s")
     if token is not None:
         token.check()
-    layout = parse_plain(out.decode("utf-8", "replace"), source)
+    try:
+        layout = parse_plain(out.decode("utf-8", "replace"), source)
+    except UserError as exc:
+        if graph is None:
+            raise
+        from mxexplorer.core.layered import layered_layout
+
+        # a broken dot (a build that prints NaN): our own layout, and why
+        return replace(layered_layout(graph, source, token), note=str(exc)[len("graphviz "):])
     return with_hub_edges(layout, graph) if graph is not None else layout
 
 

@@ -20,8 +20,9 @@ import json
 import os
 import re
 import secrets
+import stat
 import time
-from typing import Callable, Iterable, Sequence
+from typing import BinaryIO, Callable, Iterable, Sequence
 
 #: what a temporary of ours looks like: its process id is the second group
 TEMP_RE = re.compile(r"^\.(.+)\.mxexplorer-(\d+)-[0-9a-f]{8}\.tmp$")
@@ -69,6 +70,54 @@ def process_alive(pid: int, started: str | None = None) -> bool:
             return True
         return True
     return started is None or now == started
+
+
+class NotARegularFile(OSError):
+    """A FIFO, a folder, a device or a socket where a file was expected."""
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+def open_regular(path: str) -> BinaryIO:
+    """``path`` opened for reading, if it is a regular file (through symlinks).  Never
+    blocks: a FIFO named like a checkpoint made every command wait for good, and
+    ``/dev/zero`` would be read without end.
+
+    Raises
+    ------
+    NotARegularFile : what it is instead, in its ``strerror``.
+    OSError : it cannot be opened (missing, a symlink loop, no permission).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((w for test, w in _KINDS if test(mode)), "not a regular file")
+            raise NotARegularFile(0, f"is {kind}, not a file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str, limit: int) -> bytes:
+    """The whole of a regular file of at most ``limit`` bytes (:func:`open_regular`).
+
+    Raises
+    ------
+    OSError : as :func:`open_regular`; ``EFBIG`` when it is bigger than ``limit``.
+    """
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise OSError(27, f"is {size:,} bytes, over the {limit:,} read here")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(27, f"grew past {limit:,} bytes while it was read")
+    return data
 
 
 def temp_path(path: str) -> str:

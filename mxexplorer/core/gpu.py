@@ -232,10 +232,11 @@ class Recorded:
 def recorded_machine(path: str) -> Recorded:
     """A doctor report's machine; a one-line error when the file is not one."""
     from mxexplorer.core.errors import UserError
+    from mxexplorer.core.files import read_regular
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        # a bounded read of a regular file: this variable could name /dev/zero
+        data = json.loads(read_regular(path, 16 << 20).decode("utf-8"))
         rows = data["gpus"]
         gpus = [Gpu(int(r["index"]), str(r["name"]),
                     (int(r["capability"][0]), int(r["capability"][1])),
@@ -248,9 +249,11 @@ def recorded_machine(path: str) -> Recorded:
             tuple(int(a) for a in build.get("ptx", ())))
         nvrtc = data.get("nvrtc_max")
         return Recorded(gpus, archs, None if nvrtc is None else int(nvrtc))
-    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError,
+            OverflowError, RecursionError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise UserError(f"{RECORDED_ENV}={path}: not a doctor report of GPUs "
-                        f"({type(exc).__name__}: {exc})") from None
+                        f"({type(exc).__name__}: {why[:120]})") from None
 
 
 def query_gpus() -> tuple[list[Gpu], str]:

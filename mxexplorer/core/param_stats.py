@@ -56,7 +56,13 @@ def tensor_stats(name: str, values: Any) -> TensorStats:
     """The statistics of one array (any numeric dtype)."""
     import numpy as np
 
-    flat = np.asarray(values).reshape(-1)
+    with np.errstate(all="ignore"):     # sums of huge values overflow to inf: said so
+        return _tensor_stats(name, values, np.asarray(values).reshape(-1))
+
+
+def _tensor_stats(name: str, values: Any, flat: Any) -> TensorStats:
+    import numpy as np
+
     count, finite_n, nans, infs, zeros = flat.size, 0, 0, 0, 0
     lo, hi, total = math.inf, -math.inf, 0.0
     for part in _chunks(flat):
@@ -76,12 +82,19 @@ def tensor_stats(name: str, values: Any) -> TensorStats:
     mean = total / finite_n
     spread = 0.0
     hist = np.zeros(BINS, dtype=np.int64)
-    top = hi if hi > lo else lo + 1.0
+    # bins over [lo, hi] by halves: hi - lo overflows for values near the float limits,
+    # and lo + 1 == lo for a constant of 1e16 (np.histogram then raised IndexError)
+    span = hi / 2 - lo / 2
     for part in _chunks(flat):
         part = part.astype(np.float64, copy=False)
         good = part[np.isfinite(part)]
         spread += float(((good - mean) ** 2).sum())
-        hist += np.histogram(good, bins=BINS, range=(lo, top))[0]
+        if span > 0:
+            where = np.floor((good / 2 - lo / 2) / span * BINS)
+            where = np.clip(np.nan_to_num(where, nan=0.0), 0, BINS - 1).astype(np.int64)
+            hist += np.bincount(where, minlength=BINS)[:BINS]
+        else:
+            hist[0] += good.size
     return TensorStats(name, tuple(np.asarray(values).shape), str(flat.dtype), count, lo, hi,
                        mean, math.sqrt(spread / finite_n), zeros / count, nans, infs,
                        tuple(int(h) for h in hist))

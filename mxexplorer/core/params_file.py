@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import struct
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable
 
 from mxexplorer.core.errors import SymbolFileError
-from mxexplorer.core.files import save_together
+from mxexplorer.core.files import NotARegularFile, open_regular, save_together
 
 _LIST_MAGIC = 0x112
 _V1_MAGIC = 0xF993FAC8
@@ -63,6 +64,14 @@ class _Reader:
         self.fh.seek(n, os.SEEK_CUR)
 
 
+#: the most arrays a checkpoint may hold (real ones: a few thousand); a file claiming
+#: more is refused before anything is made of it (10 million empty records took 170 s
+#: and 2.7 GB)
+MAX_ARRAYS = 100_000
+#: the largest dimension read (MXNet 1.x's own limit for an axis)
+MAX_DIM = 2**31 - 1
+
+
 def _shape(r: _Reader, wide: bool) -> tuple[int, ...]:
     ndim = r.i32() if wide else r.u32()
     if ndim < 0:
@@ -71,7 +80,11 @@ def _shape(r: _Reader, wide: bool) -> tuple[int, ...]:
         raise ValueError(f"an array claims {ndim} dimensions")
     fmt = "<q" if wide else "<I"
     size = 8 if wide else 4
-    return tuple(int(struct.unpack(fmt, r.read(size))[0]) for _ in range(ndim))
+    dims = tuple(int(struct.unpack(fmt, r.read(size))[0]) for _ in range(ndim))
+    for d in dims:
+        if not 0 <= d <= MAX_DIM:
+            raise ValueError(f"an array claims a dimension of {d:,}")
+    return dims
 
 
 def _skip_array(r: _Reader) -> tuple[tuple[int, ...], str, int]:
@@ -111,6 +124,9 @@ def _skip_array(r: _Reader) -> tuple[tuple[int, ...], str, int]:
         if magic > 32:
             raise ValueError("not an MXNet NDArray")
         shape = tuple(r.u32() for _ in range(magic))
+        for d in shape:
+            if d > MAX_DIM:
+                raise ValueError(f"an array claims a dimension of {d:,}")
     if not shape:
         return shape, "float32", -1
     r.skip(8)
@@ -131,8 +147,8 @@ def _parse(fh: BinaryIO, size: int
         raise ValueError("not an MXNet .params file (wrong magic number)")
     r.u64()  # reserved
     count = r.u64()
-    if count > 10_000_000:
-        raise ValueError(f"claims {count} arrays")
+    if count > MAX_ARRAYS:
+        raise ValueError(f"claims {count:,} arrays; at most {MAX_ARRAYS:,} are read")
     arrays = [_skip_array(r) for _ in range(count)]
     names_at = fh.tell()
     n_names = r.u64()
@@ -150,11 +166,14 @@ def _parse(fh: BinaryIO, size: int
 def read_params_index(path: str) -> list[ParamInfo]:
     """Names, shapes and dtypes stored in a ``.params`` file."""
     try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            arrays, names, _ = _parse(fh, size)
+        with open_regular(path) as fh:
+            arrays, names, _ = _parse(fh, os.fstat(fh.fileno()).st_size)
     except FileNotFoundError:
         raise SymbolFileError("no such file", path) from None
+    except NotARegularFile as exc:
+        raise SymbolFileError(str(exc.strerror), path) from None
+    except OSError as exc:
+        raise SymbolFileError(f"cannot be read: {exc.strerror}", path) from None
     except (ValueError, struct.error) as exc:
         raise SymbolFileError(f"not a readable MXNet .params file: {exc}", path) from None
     out = []
@@ -183,9 +202,13 @@ def read_array(path: str, info: ParamInfo) -> Any:
     count = 1
     for d in info.shape:
         count *= d
-    with open(path, "rb") as fh:
-        fh.seek(info.offset)
-        values = np.fromfile(fh, dtype=np.dtype(info.dtype).newbyteorder("<"), count=count)
+    try:
+        with open_regular(path) as fh:
+            fh.seek(info.offset)
+            values = np.fromfile(fh, dtype=np.dtype(info.dtype).newbyteorder("<"),
+                                 count=count)
+    except OSError as exc:
+        raise SymbolFileError(f"cannot be read: {exc.strerror}", path) from None
     if values.size != count:
         raise SymbolFileError(f"{info.name}: the file ends early (truncated?)", path)
     return values.reshape(info.shape)
@@ -196,9 +219,8 @@ def renamed_copy(src: str, rename: Callable[[str], str]) -> Callable[[str], None
     through ``rename`` (called with the name without its ``arg:``/``aux:`` prefix): the
     arrays are copied byte for byte, a megabyte at a time, then the new names.  The
     index is read now: a damaged file is refused before anything is written."""
-    size = os.path.getsize(src)
-    with open(src, "rb") as fh:
-        _, names, names_at = _parse(fh, size)
+    with open_regular(src) as fh:
+        _, names, names_at = _parse(fh, os.fstat(fh.fileno()).st_size)
     out = [struct.pack("<Q", len(names))]
     for key in names:
         kind, sep, name = key.partition(":")
@@ -209,7 +231,7 @@ def renamed_copy(src: str, rename: Callable[[str], str]) -> Callable[[str], None
 
     def write(tmp: str) -> None:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with open(src, "rb") as fh, os.fdopen(fd, "wb") as dst:
+        with open_regular(src) as fh, os.fdopen(fd, "wb") as dst:
             left = names_at
             while left:
                 chunk = fh.read(min(left, 1 << 20))
@@ -249,6 +271,11 @@ def find_checkpoint(symbol_path: str) -> tuple[str | None, int | None]:
     for entry in entries:
         m = _EPOCH.match(entry)
         if m and m.group("prefix") == want:
+            try:          # only a regular file is a checkpoint (a FIFO blocked reads)
+                if not stat.S_ISREG(os.stat(os.path.join(folder, entry)).st_mode):
+                    continue
+            except OSError:                  # a dangling link, a symlink loop
+                continue
             epoch = int(m.group("epoch"))
             if best is None or epoch > best[0]:
                 best = (epoch, os.path.join(os.path.dirname(symbol_path), entry))

@@ -80,8 +80,9 @@ def parse_shape(text: str) -> Shape:
         if len(part) > 12:
             raise UserError(f"shape {text!r}: dimension {part[:12]}... is out of range")
         value = int(part)
-        if value <= 0 or value > 2**31:
-            raise UserError(f"shape {text!r}: dimension {value} is out of range")
+        if value <= 0 or value > MAX_ELEMENTS:
+            raise UserError(f"shape {text!r}: dimension {value:,} is out of range "
+                            f"(1 to {MAX_ELEMENTS:,})")
         dims.append(value)
     return tuple(dims)
 
@@ -248,6 +249,8 @@ def infer_document(doc: GraphDocument, graph_json: str, shapes: Mapping[str, Sha
         if name in arg_names or name in aux_names:
             given[name] = tuple(shape)
     given.update({k: tuple(v) for k, v in shapes.items()})
+    # MXNet refuses (with a bare Exception) any given shape of 2^31 elements or more
+    check_allocatable(list(given), list(given.values()), "inference")
     internals = sym.get_internals()
     try:
         with warnings.catch_warnings():

@@ -1,6 +1,7 @@
 """The picture description and graphviz: visible nodes, stable layouts, real dot runs."""
 from __future__ import annotations
 
+import math
 import threading
 import xml.etree.ElementTree as ET
 
@@ -209,3 +210,23 @@ def test_a_dot_over_its_time_limit_is_stopped_in_one_line(tmp_path, monkeypatch)
     with pytest.raises(drawing.DotTimeout, match="did not finish within 1 s"):
         drawing.run_dot("digraph { a }", "plain", time_limit=1.0)
     assert _gone(tmp_path / "dot.pid")
+
+
+NAN_DOT = """
+args = [a for a in sys.argv[1:] if not a.startswith("-")]
+out = next((a[2:] for a in sys.argv[1:] if a.startswith("-o")), None)
+text = "graph 1 nan 2\\nnode n0 nan 1 1 1 x solid box black lightgrey\\nstop\\n"
+(open(out, "w") if out else sys.stdout).write(text)
+"""
+
+
+def test_a_dot_writing_nan_coordinates_gives_our_own_layout(tmp_path, monkeypatch) -> None:
+    """A dot printing NaN coordinates put a traceback in the window."""
+    monkeypatch.setenv("MXEXPLORER_DOT", _stand_in(tmp_path, NAN_DOT))
+    with pytest.raises(UserError, match="a layout mxexplorer cannot read"):
+        drawing.parse_plain("graph 1 nan 2\nstop\n")
+    doc = GraphDocument.open(str(EXAMPLES / "mlp-symbol.json"))
+    graph = drawing.visible_graph(doc)
+    layout = drawing.compute_layout(drawing.layout_source(graph), graph=graph, time_limit=60)
+    assert layout.method == "layered" and "cannot read" in layout.note
+    assert all(math.isfinite(b.x) and math.isfinite(b.y) for b in layout.nodes.values())

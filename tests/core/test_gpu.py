@@ -105,12 +105,31 @@ def test_a_recorded_machine_is_judged_like_the_driver_would_be(monkeypatch) -> N
         gpu.require_runnable(9, report)
 
 
-def test_a_bad_recorded_machine_is_one_line(tmp_path, monkeypatch) -> None:
+_ROW = '{"index": 0, "name": "G", "capability": [8, 6], "free_bytes": %s, "total_bytes": 1}'
+
+
+@pytest.mark.parametrize("content", [
+    '{"gpus": [{"index": 0}]}',
+    '{"gpus": [%s]}' % (_ROW % "Infinity"),          # OverflowError: internal error
+    '{"gpus": [%s]}' % (_ROW % "1e400"),
+    '{"gpus": ' + "[" * 100000 + "]" * 100000 + "}",  # RecursionError: internal error
+    None,                                           # /dev/zero: read 7.5 GB
+    "fifo",                                         # a FIFO: waits for good
+], ids=["field", "infinity", "1e400", "nesting", "dev-zero", "fifo"])
+def test_a_bad_recorded_machine_is_one_line(tmp_path, monkeypatch, content) -> None:
+    import os
+
     bad = tmp_path / "bad.json"
-    bad.write_text('{"gpus": [{"index": 0}]}')
+    if content is None:
+        bad = "/dev/zero"
+    elif content == "fifo":
+        os.mkfifo(bad)
+    else:
+        bad.write_text(content)
     monkeypatch.setenv(gpu.RECORDED_ENV, str(bad))
-    with pytest.raises(UserError, match="not a doctor report of GPUs"):
+    with pytest.raises(UserError, match="not a doctor report of GPUs") as info:
         gpu.device_report()
+    assert "\n" not in str(info.value)
 
 
 def test_without_a_driver_the_gpu_is_refused_before_mxnet_is_asked(monkeypatch) -> None:

@@ -9,9 +9,12 @@ here; benchmarks/fuzz_campaign.py runs thousands.
 from __future__ import annotations
 
 import json
+import os
+import pathlib
 import re
 import resource
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -24,7 +27,7 @@ from mxexplorer.core import blocks, drawing, report
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.outline import outline
-from tests.conftest import REPO, WAIT_S
+from tests.conftest import EXAMPLES, REPO, WAIT_S
 from tests.mutate import mutated_files, shape_args
 
 #: CPU seconds any one small file may take (they take milliseconds).  CPU time, not
@@ -208,3 +211,92 @@ def test_a_number_past_pythons_digit_limit_is_refused_in_one_line(tmp_path) -> N
                           capture_output=True, text=True, cwd=REPO, timeout=WAIT_S)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "4,300 digits" in proc.stderr
+
+
+# ------------------------------------------------------------ checkpoints (issue 24)
+def _params_bytes(arrays: list[bytes], names: list[str]) -> bytes:
+    out = struct.pack("<QQQ", 0x112, 0, len(arrays)) + b"".join(arrays)
+    out += struct.pack("<Q", len(names))
+    for name in names:
+        raw = name.encode()
+        out += struct.pack("<Q", len(raw)) + raw
+    return out
+
+
+def _v2_array(dims: tuple[int, ...], values: bytes | None = None) -> bytes:
+    """A dense float32 array in MXNet's V2 record (values zero-filled unless given)."""
+    count = 1
+    for d in dims:
+        count *= max(d, 0)
+    head = struct.pack("<Ii", 0xF993FAC9, 0) + struct.pack("<i", len(dims)) + \
+        b"".join(struct.pack("<q", d) for d in dims) + struct.pack("<iii", 1, 0, 0)
+    return head + (values if values is not None else b"\0" * (4 * min(count, 1 << 20)))
+
+
+def _mlp_with(folder: pathlib.Path, params: bytes | None = None) -> pathlib.Path:
+    symbol = folder / "m-symbol.json"
+    symbol.write_text((EXAMPLES / "mlp-symbol.json").read_text())
+    if params is not None:
+        (folder / "m-0000.params").write_bytes(params)
+    return symbol
+
+
+def _one_line(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = _own_lines(proc.stderr)
+    assert proc.returncode == 2 and len(lines) == 1, (proc.returncode, lines)
+    assert "internal error" not in lines[0] and "Traceback" not in lines[0], lines
+    return lines[0]
+
+
+def test_a_fifo_a_folder_or_a_loop_named_like_a_checkpoint(tmp_path) -> None:
+    """A FIFO named like the .params blocked every command for good; a folder or a
+    symlink loop gave "internal error"."""
+    symbol = _mlp_with(tmp_path)
+    fifo = tmp_path / "m-0000.params"
+    os.mkfifo(fifo)
+    proc = run("info", str(symbol))                  # no checkpoint beside it: opens
+    assert proc.returncode == 0 and "checkpoint" not in proc.stdout, proc.stderr
+    assert "FIFO" in _one_line(run("info", str(fifo)))
+    fifo.unlink()
+    fifo.mkdir()
+    assert "folder" in _one_line(run("info", str(fifo)))
+    fifo.rmdir()
+    os.symlink(tmp_path / "loop-b", tmp_path / "loop-a")
+    os.symlink(tmp_path / "loop-a", tmp_path / "loop-b")
+    os.symlink(tmp_path / "loop-a", fifo)
+    assert run("info", str(symbol)).returncode == 0
+    assert "symbolic links" in _one_line(run("info", str(fifo))).lower()
+    fifo.unlink()
+    os.symlink("/dev/zero", tmp_path / "z-symbol.json")
+    assert "device" in _one_line(run("info", str(tmp_path / "z-symbol.json")))
+
+
+def test_a_checkpoint_claiming_millions_of_records_is_refused_at_once(tmp_path) -> None:
+    """10 million empty records (a 40 MB file) took 170 s and 2.7 GB."""
+    empty = struct.pack("<I", 0)                     # a legacy record of no dimension
+    symbol = _mlp_with(tmp_path, _params_bytes([empty] * 10_000_000, []))
+    before = _child_cpu_seconds()
+    line = _one_line(run("infer", str(symbol), "--shape", "data=2,784"))
+    assert "10,000,000 arrays" in line and _child_cpu_seconds() - before < 20
+
+
+def test_records_at_the_limit_are_read_in_linear_time(tmp_path) -> None:
+    from mxexplorer.core import params_file
+
+    path = tmp_path / "many-0000.params"
+    n = params_file.MAX_ARRAYS
+    path.write_bytes(_params_bytes([struct.pack("<I", 0)] * n, [f"arg:w{i}" for i in range(n)]))
+    started = time.process_time()
+    assert len(params_file.read_params_index(str(path))) == n
+    assert time.process_time() - started < 20                  # CPU seconds
+
+
+@pytest.mark.parametrize("dims, words", [((0, 2**40), "dimension of 1,099,511,627,776"),
+                                         ((-(2**63), 4), "dimension of -9,223,372,036,854"),
+                                         ((-3, 4), "dimension of -3")])
+def test_odd_checkpoint_dimensions_are_one_line(tmp_path, dims, words) -> None:
+    arrays = [_v2_array(dims, b""), _v2_array((64,)), _v2_array((10, 64)), _v2_array((10,))]
+    names = ["arg:fc1_weight", "arg:fc1_bias", "arg:fc2_weight", "arg:fc2_bias"]
+    symbol = _mlp_with(tmp_path, _params_bytes(arrays, names))
+    for args in (("info", str(symbol)), ("infer", str(symbol), "--shape", "data=2,784")):
+        assert words in _one_line(run(*args))

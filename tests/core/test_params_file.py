@@ -4,6 +4,9 @@ from __future__ import annotations
 import mxnet as mx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from mxexplorer.core import params_file
 from mxexplorer.core.document import GraphDocument
@@ -79,3 +82,28 @@ def test_params_without_symbol_and_garbage_params(tmp_path) -> None:
     junk.write_bytes(b"\x12\x01" + b"\x00" * 14 + b"\xff" * 8)
     with pytest.raises(SymbolFileError, match="not a readable MXNet .params file"):
         params_file.read_params_index(str(junk))
+
+
+# ------------------------------------------------------------------ issue 24
+@settings(max_examples=200, deadline=None)
+@given(hnp.arrays(dtype=st.sampled_from(["float32", "float64", "float16", "int64",
+                                         "uint8", "int8"]),
+                  shape=hnp.array_shapes(min_dims=0, max_dims=3, max_side=6)))
+def test_statistics_never_raise_on_odd_tensors(values) -> None:
+    from mxexplorer.core import param_stats
+
+    got = param_stats.tensor_stats("t", values)
+    finite = int(np.isfinite(values.astype("float64")).sum()) if values.size else 0
+    assert sum(got.histogram) == finite and len(got.histogram) == param_stats.BINS
+
+
+@pytest.mark.parametrize("fill", [1e16, -1e16, 3e38, np.finfo("float64").max,
+                                  np.finfo("float64").tiny, 0.0])
+def test_statistics_of_constant_and_extreme_tensors(fill) -> None:
+    from mxexplorer.core import param_stats
+
+    values = np.full((5, 7), fill, dtype="float64")
+    got = param_stats.tensor_stats("c", values)
+    assert got.minimum == got.maximum == fill and sum(got.histogram) == 35
+    wide = np.array([-np.finfo("float64").max, 0.0, np.finfo("float64").max])
+    assert sum(param_stats.tensor_stats("w", wide).histogram) == 3

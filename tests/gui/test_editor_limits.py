@@ -6,7 +6,7 @@ import json
 
 from PySide6.QtWidgets import QMessageBox
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, WAIT_MS
 from tests.gui.test_app import _edit_value
 
 
@@ -51,3 +51,20 @@ def test_a_change_that_multiplies_the_graph_asks_first(make_window, tmp_path,
     dialogs.answer(QMessageBox.StandardButton.Yes)
     _edit_value(window, "num_outputs", "12000")
     assert len(dialogs.take()) == 1 and doc.output_count(split) == 12000
+
+
+def test_shapes_past_mxnets_limit_are_one_line_in_the_form(make_window, qtbot,
+                                                           dialogs) -> None:
+    """--shape data=2147483648 was an internal error; in the window the batch box
+    raised OverflowError (a traceback)."""
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    form = window.shape_form
+    form.rows["data"].setText("2147483648,784")
+    form.rows["data"].editingFinished.emit()
+    assert "out of range" in form.message.text()
+    window.session.set_input_shapes({"data": (2**40, 784)}, infer=False)   # a file's hint
+    assert form.batch.value() == form.batch.maximum()
+    form.rows["data"].setText("3000000,784")
+    form.rows["data"].editingFinished.emit()
+    qtbot.waitUntil(lambda: "2^31" in form.message.text() or
+                    "2^31" in window.statusBar().currentMessage(), timeout=WAIT_MS)

@@ -125,7 +125,8 @@ class ShapeFormPanel(SessionPanel):
             edit.setText(_text(given.get(name)))
         first = next((s for s in given.values() if s), None)
         self.batch.blockSignals(True)
-        self.batch.setValue(first[0] if first else 1)
+        # a file's shape hint may hold any number: the box holds what it can
+        self.batch.setValue(max(1, min(first[0], self.batch.maximum())) if first else 1)
         self.batch.blockSignals(False)
         self.dtype.blockSignals(True)
         self.dtype.setCurrentText(self.session.dtype)
