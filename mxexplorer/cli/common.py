@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any, Sequence
 
-from mxexplorer.core.errors import UserError
+from mxexplorer.core.errors import UserError, escape_controls
 
 
 def shape_args(values: Sequence[str] | None) -> dict[str, tuple[int, ...]]:
@@ -59,6 +59,7 @@ class TerminalProgress:
 
 
 def fail(message: str, code: int = 2) -> int:
-    """One line on stderr; returns the exit status."""
-    sys.stderr.write(f"mxexplorer: error: {message}\n")
+    """One line on stderr (control characters a file put in it escaped); returns the
+    exit status."""
+    sys.stderr.write(f"mxexplorer: error: {escape_controls(message)}\n")
     return code

@@ -8,6 +8,15 @@ from mxexplorer.core import files, subgraph, symbol_io
 from mxexplorer.core.document import GraphDocument
 
 
+def file_stem(name: str, fallback: str = "cut") -> str:
+    """A node name made into a file name that stays in its folder: separators, NULs
+    and control characters become ``_``, leading dots go (``../../x`` or an absolute
+    name would have left the folder), at most 120 characters."""
+    stem = "".join("_" if ch in "/\\\0" or not ch.isprintable() else ch for ch in name)
+    stem = stem.lstrip(". ")[:120].rstrip(". ")
+    return stem or fallback
+
+
 def cut_json(doc: GraphDocument, node: int, index: int = 0) -> str:
     """Symbol JSON of everything the output ``(node, index)`` depends on, with that
     output as the only head: the feature extractor up to that layer."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Iterator
 
-from mxexplorer.core.errors import MXNetMissingError, UserError
+from mxexplorer.core.errors import MXNetMissingError, UserError, telling_line
 
 _lock = threading.Lock()
 _log = logging.getLogger(__name__)
@@ -219,15 +219,13 @@ def context(spec: str, mirrored: bool = False) -> Any:
 
 
 def failure(exc: BaseException) -> str:
-    """MXNet's exception as one line: the first line of its message without the C++
-    stack trace ("out of memory" whatever the allocator said around it)."""
+    """MXNet's exception as one line, its telling line (:func:`errors.telling_line`:
+    the first line was "Traceback (most recent call last):"); "out of memory" whatever
+    the allocator said around it."""
     text = str(exc).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()
-             and not ln.strip().startswith(("Stack trace", "[bt]", "File "))]
-    reason = lines[0] if lines else type(exc).__name__
     if "out of memory" in text.lower():
-        reason = "out of memory"
-    return reason[:200]
+        return "out of memory"
+    return telling_line(text, limit=300) if text else type(exc).__name__
 
 
 @contextlib.contextmanager

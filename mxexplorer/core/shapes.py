@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from mxexplorer.core import opinfo, subgraph, symbol_io
 from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.errors import UserError
+from mxexplorer.core.errors import UserError, escape_controls
 from mxexplorer.core.mxnet_env import import_mxnet
 
 Shape = tuple[int, ...]
@@ -37,8 +37,8 @@ class ShapeError:
 
     def one_line(self) -> str:
         if self.node == "?":              # MXNet named no node: its words alone
-            return self.message
-        return f"{self.node} ({self.op}): {self.message}"
+            return escape_controls(self.message)
+        return escape_controls(f"{self.node} ({self.op}): {self.message}")
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,14 @@ def explain(exc_text: str, doc: GraphDocument | None,
     if not m:
         return ShapeError("?", "?", text, text)
     node, rest = m.group("node"), m.group("rest")
+    # the cleaned text has one line: a node name holding a newline lost it there; the
+    # raw text still has the name as the file spells it
+    raw = str(exc_text).split("Stack trace", 1)[0]
+    raw = raw[raw.find("MXNetError:"):] if "MXNetError:" in raw else raw
+    m_raw = _IN_OPERATOR.search(raw)
+    if m_raw is not None and doc is not None and doc.node_named(m_raw.group("node")) \
+            is not None:
+        node = m_raw.group("node")
     nid = doc.node_named(node) if doc is not None else None
     op = doc.nodes[nid].op if doc is not None and nid is not None else "?"
     rest = re.sub(r"\[\d\d:\d\d:\d\d\] \S+:\d+: ", "", rest).strip()

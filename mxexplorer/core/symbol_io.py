@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mxexplorer.core import opinfo
-from mxexplorer.core.errors import SymbolFileError
+from mxexplorer.core.errors import SymbolFileError, telling_line
 from mxexplorer.core.files import NotARegularFile, read_regular
 
 #: The version MXNet 1.9.1 writes into ``attrs.mxnet_version``.
@@ -344,17 +344,8 @@ def upgrade_with_mxnet(text: str) -> ParsedGraph:
 
 
 def mxnet_message(exc: BaseException) -> str:
-    """The informative line of an MXNetError (no C++ stack or "traceback" of MXNet's
-    source files, no log prefix)."""
-    text = re.split(r"Stack trace|\n\n", str(exc).strip(), maxsplit=1)[0]
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    start = next((k for k, ln in enumerate(lines) if ln.startswith("MXNetError:")), 0)
-    text = " ".join(ln for ln in lines[start:]
-                    if not ln.startswith(("Traceback (most recent call last)", 'File "')))
-    if text.startswith("MXNetError: "):
-        text = text[len("MXNetError: "):]
-    text = re.sub(r"\[\d\d:\d\d:\d\d\] \S+:\d+: ", "", text)
-    return text
+    """The informative line of an MXNetError (:func:`errors.telling_line`)."""
+    return telling_line(str(exc), limit=1000)
 
 
 def read_graph(path: str, use_mxnet: bool | None = None) -> ParsedGraph:

@@ -283,3 +283,31 @@ def test_render_draws_a_big_graph_as_the_window_does(tmp_path) -> None:
     assert "drawn with mxexplorer's layered layout" in proc.stderr
     svg = (tmp_path / "all.svg").read_text()
     assert svg.count('class="node"') == 6001 and 'id="n6000"' in svg
+
+
+def test_errors_stay_one_line_with_mxnets_telling_line(tmp_path) -> None:
+    """A node name with a newline broke the one-line error; MXNet's "Possible
+    Arguments" listing (dozens of lines) was passed on; a probe's reason was often
+    only "Traceback (most recent call last):"."""
+    from mxexplorer.core.errors import telling_line
+
+    x = mx.sym.var("data")
+    bad = mx.sym.FullyConnected(x, num_hidden=4, name="fc\n1")
+    graph = json.loads(bad.tojson())
+    graph["nodes"][1]["name"] = "fc\n1_weight"          # its weight, named with it
+    path = tmp_path / "nl-symbol.json"
+    path.write_text(json.dumps(graph))
+    proc = run("infer", str(path), "--shape", "data=2,3", "--shape", "fc\n1_weight=5,5")
+    err = [ln for ln in proc.stderr.splitlines() if ln.startswith("mxexplorer:")]
+    assert proc.returncode == 2 and len(err) == 1, proc.stderr
+    assert "fc\\n1" in err[0] and "Traceback" not in err[0]
+    try:
+        mx.sym.Convolution(x, kernel=(3, 3), num_filter=2, foo=3)
+    except mx.base.MXNetError as exc:
+        line = telling_line(str(exc))
+    assert line == "Cannot find argument 'foo' (MXNet lists what it accepts)"
+    traced = ('Traceback (most recent call last):\n  File "../src/c_api/x.cc", line 1\n'
+              "MXNetError: Check failed: x > 0: too small\n")
+    assert telling_line(traced) == "Check failed: x > 0: too small"
+    assert telling_line("Traceback (most recent call last):\n  File \"a\"\nOSError: "
+                        "the disk\n") == "OSError: the disk"

@@ -266,3 +266,15 @@ def _split_graph() -> GraphDocument:
                   {"op": "SliceChannel", "name": "split", "attrs": {"num_outputs": "2"},
                    "inputs": [[0, 0, 0]]}],
         "arg_nodes": [0], "heads": [[1, 0, 0], [1, 1, 0]]}))
+
+
+def test_cut_here_proposes_a_file_in_the_models_folder() -> None:
+    """The proposed name came from the node's name as it was: ``../../x`` or an
+    absolute name left the folder."""
+    import os
+
+    for name in ("../../x", "/etc/passwd", "..", "a/b\\c", "fc\n1\x00", "..hidden", ""):
+        stem = export.file_stem(name)
+        assert stem and "/" not in stem and "\\" not in stem and not stem.startswith(".")
+        assert os.path.dirname(os.path.join("/models", stem + "-symbol.json")) == "/models"
+    assert export.file_stem("resnetv10_pool1_fwd") == "resnetv10_pool1_fwd"

@@ -286,8 +286,9 @@ class InternalsPanel(SessionPanel):
             self.host.show_status(refused, 5000)
 
     def ask_cut(self, node: int, index: int) -> None:
-        name = self.document.nodes[node].name or "cut"
-        start = os.path.join(os.path.dirname(self.document.path or "."), f"{name}-symbol.json")
+        stem = export.file_stem(self.document.nodes[node].name)
+        start = os.path.join(os.path.dirname(os.path.abspath(self.document.path or ".")),
+                             f"{stem}-symbol.json")
         path = self.host.ask_save_path("Export the graph up to this output", start,
                                        "MXNet symbol (*-symbol.json *.json)")
         if path:
