@@ -174,7 +174,7 @@ def editor_cases(count: int) -> list[tuple[str, str, float, str]]:
                 edit: object = edits.RenameNodeEdit(node, value)
             else:
                 why = edits.attrs_problem(doc, node, {key: value})
-                edit = edits.SetAttrEdit((node,), key, value)
+                edit = edits.set_attr((node,), key, value)
             if why:
                 out.append(("editor", "refused", time.monotonic() - started, ""))
                 continue

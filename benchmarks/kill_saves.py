@@ -113,7 +113,8 @@ def _pair_whole(path: str, with_mxnet: bool) -> str:
     """'' when the symbol's parameters are exactly the checkpoint's (names and
     shapes), else what is wrong."""
     from mxexplorer.core import params_file
-    from mxexplorer.core.document import GraphDocument, NodeKind
+    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.kinds import NodeKind
 
     doc = GraphDocument.open(path)
     kinds = doc.kinds()

@@ -7,23 +7,17 @@ states in MXNet's order, consumers.  Loading needs no MXNet.  Must not import Qt
 """
 from __future__ import annotations
 
-import enum
 import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-from mxexplorer.core import files, opinfo, params_file, symbol_io
+from mxexplorer.core import files, kinds, opinfo, params_file, symbol_io, tags
+from mxexplorer.core.changes import AttrsChanged, Change, KindsChanged, NamesChanged, Saved
 from mxexplorer.core.errors import SymbolFileError
+from mxexplorer.core.kinds import NodeKind
 from mxexplorer.core.symbol_io import Entry, Node, ParsedGraph
-
-
-class NodeKind(str, enum.Enum):
-    DATA = "data"
-    PARAM = "param"
-    AUX = "aux"
-    OP = "op"
 
 
 @dataclass(frozen=True)
@@ -35,14 +29,6 @@ class InternalEntry:
     name: str
     node: int
     index: int
-
-
-@dataclass(frozen=True)
-class Change:
-    """What an edit changed; passed to document listeners."""
-
-    kind: str  # "attrs", "names", "structure", "reload", "saved"
-    nodes: tuple[int, ...] = ()
 
 
 Listener = Callable[["GraphDocument", Change], None]
@@ -116,17 +102,76 @@ class GraphDocument:
         if listener in self._listeners:
             self._listeners.remove(listener)
 
-    def notify(self, change: Change) -> None:
+    def _emit(self, change: Change) -> None:
         """Bump the revision (graph changes only) and tell every listener."""
-        if change.kind != "saved":
+        if not isinstance(change, Saved):
             self.revision += 1
         for listener in list(self._listeners):
             listener(self, change)
+
+    # --------------------------------------------------------------- changing
+    # The document changes only through these; each bumps the revision once and hands
+    # every listener one typed change (:mod:`mxexplorer.core.changes`).
+    def set_attrs(self, changes: Mapping[int, Mapping[str, str | None]]
+                  ) -> dict[int, dict[str, str | None]]:
+        """Set attributes (a value) or remove them (None) on nodes; returns the values
+        they had (None: absent), which undo them."""
+        old: dict[int, dict[str, str | None]] = {}
+        keys: set[str] = set()
+        for node, values in changes.items():
+            attrs = self.nodes[node].attrs
+            old[node] = {k: attrs.get(k) for k in values}
+            for k, v in values.items():
+                if v is None:
+                    attrs.pop(k, None)
+                else:
+                    attrs[k] = v
+            keys.update(values)
+        self._emit(AttrsChanged(tuple(changes), frozenset(keys)))
+        return old
+
+    def rename(self, names: Mapping[int, str]) -> dict[int, str]:
+        """Give nodes new names (a renamed variable's checkpoint array follows it);
+        returns the old names."""
+        old = {i: self.nodes[i].name for i in names}
+        current_to_original = {cur: orig for orig, cur in self.param_renames.items()}
+        for i, new in names.items():
+            self.nodes[i].name = new
+            if self.nodes[i].is_variable:
+                self.param_renames[current_to_original.get(old[i], old[i])] = new
+        for orig in [o for o, c in self.param_renames.items() if o == c]:
+            del self.param_renames[orig]
+        self._emit(NamesChanged(tuple(names)))
+        return old
+
+    def set_kinds(self, kinds: Mapping[int, NodeKind | None]) -> dict[int, NodeKind | None]:
+        """Say what variables are (None: as the graph says); returns what was said."""
+        old = {i: self.kind_overrides.get(i) for i in kinds}
+        for i, kind in kinds.items():
+            if kind is None:
+                self.kind_overrides.pop(i, None)
+            else:
+                self.kind_overrides[i] = kind
+        self._emit(KindsChanged(tuple(kinds)))
+        return old
 
     # ---------------------------------------------------------------- derived
     def cached(self, key: str, build: Callable[[], Any]) -> Any:
         """``build()``, computed once per revision (what is derived from the graph)."""
         return self._cached(key, build)
+
+    def structure_key(self) -> int:
+        """A fingerprint of the graph with every mirroring tag left out: shapes, a plan
+        or a layout made for one graph hold for another with the same key."""
+        def build() -> int:
+            parts = []
+            for node in self.nodes:
+                attrs = tuple(sorted((k, v) for k, v in node.attrs.items()
+                                     if k not in tags.TAG_KEYS))
+                parts.append((node.op, node.name, tuple(node.inputs), attrs))
+            return hash((tuple(parts), tuple(self.heads)))
+        key: int = self._cached("structure_key", build)
+        return key
 
     def restore_kinds(self, said: dict[str, NodeKind]) -> None:
         """What the user said of variables (by name) in an earlier session: the file is
@@ -135,15 +180,6 @@ class GraphDocument:
             if node.is_variable and node.name in said:
                 self.kind_overrides[i] = said[node.name]
         self._cache_rev = -1              # derived data follows
-
-    def warm(self) -> None:
-        """Compute what every view asks for first; a worker calls this on a document
-        nobody else holds yet, so the GUI thread finds it ready."""
-        from mxexplorer.core.outline import outline
-
-        outline(self, grouped=True)
-        self.data_inputs()
-        self.unknown_ops()
 
     def _cached(self, key: str, build: Callable[[], Any]) -> Any:
         if self._cache_rev != self.revision:
@@ -206,76 +242,15 @@ class GraphDocument:
         return opinfo.input_slots(node.op, node.attrs, len(node.inputs))
 
     def kinds(self) -> list[NodeKind]:
-        """Kind of every node: data input, parameter, auxiliary state or operator.
-
-        A variable is a parameter when it reaches an operator through a weight-like
-        slot (weight, bias, gamma, beta ...), when it carries what only learned
-        tensors carry (``__init__``, ``__wd_mult__``), when the open checkpoint holds
-        it, or when it has a complete ``__shape__`` and joins the graph midway (every
-        other input of its consumers is computed from the data: an SSD's
-        L2Normalization scale, a YOLO anchor).  The user's word (``kind_overrides``)
-        comes last and wins.
-        """
+        """Kind of every node: data input, parameter, auxiliary state or operator (see
+        :func:`mxexplorer.core.kinds.infer_kinds`; the user's word wins)."""
         def build() -> list[NodeKind]:
             checkpoint = {self.param_renames.get(p.name, p.name): p.kind
                           for p in self.params_index()}
-            kinds = [NodeKind.OP if not n.is_variable else NodeKind.DATA for n in self.nodes]
-            users = self.consumers()
-            slots_of: dict[int, list[str]] = {}      # once per consumer: not per use
-            for i, node in enumerate(self.nodes):
-                if not node.is_variable:
-                    continue
-                kind = NodeKind.DATA
-                for consumer, pos in users[i]:
-                    cnode = self.nodes[consumer]
-                    if pos in opinfo.aux_slots(cnode.op):
-                        kind = NodeKind.AUX
-                        break
-                    slots = slots_of.get(consumer)
-                    if slots is None:
-                        slots = slots_of[consumer] = self.input_slots(consumer)
-                    if slots[pos] in opinfo.PARAM_SLOTS:
-                        kind = NodeKind.PARAM
-                    elif slots[pos].startswith("arg") and not opinfo.is_registered(cnode.op):
-                        if node.name.endswith(opinfo.AUX_SUFFIXES):
-                            kind = NodeKind.AUX
-                        elif node.name.endswith(opinfo.PARAM_SUFFIXES):
-                            kind = NodeKind.PARAM
-                if kind == NodeKind.DATA and (_LEARNED_ONLY & node.attrs.keys()):
-                    kind = NodeKind.PARAM
-                if checkpoint.get(node.name) == "arg":
-                    kind = NodeKind.PARAM
-                elif checkpoint.get(node.name) == "aux":
-                    kind = NodeKind.AUX
-                kinds[i] = kind
-            self._midway_parameters(kinds, checkpoint)
-            for i, kind in self.kind_overrides.items():
-                if i < len(kinds) and self.nodes[i].is_variable:
-                    kinds[i] = kind
-            return kinds
+            return kinds.infer_kinds(self.nodes, self.order(), self.consumers(),
+                                     self.input_slots, checkpoint, self.kind_overrides)
         result: list[NodeKind] = self._cached("kinds", build)
         return result
-
-    def _midway_parameters(self, kinds: list[NodeKind], checkpoint: dict[str, str]) -> None:
-        """Data-looking variables with a complete ``__shape__`` whose consumers' other
-        inputs all come from the data are parameters (they join the graph midway)."""
-        candidates = [i for i, n in enumerate(self.nodes) if kinds[i] == NodeKind.DATA
-                      and n.name not in checkpoint and _complete_shape(n.attrs)]
-        if not candidates:
-            return
-        fed = [False] * len(self.nodes)          # computed from a plain data input
-        for i in self.order():
-            node = self.nodes[i]
-            if node.is_variable:
-                fed[i] = kinds[i] == NodeKind.DATA and i not in candidates
-            else:
-                fed[i] = any(fed[s] for s, _, _ in node.inputs)
-        users = self.consumers()
-        for i in candidates:
-            others = [(s, c) for c, _ in users[i] for s, _, _ in self.nodes[c].inputs
-                      if s != i]
-            if users[i] and others and all(fed[s] for s, _ in others):
-                kinds[i] = NodeKind.PARAM
 
     def _variables(self, aux: bool) -> list[int]:
         kinds = self.kinds()
@@ -462,20 +437,7 @@ class GraphDocument:
             self._params_index = None
             self.param_renames = {}
         self.path = path
-        self.notify(Change("saved"))
-
-
-#: attributes only learned tensors carry (``lr_mult`` alone is not one: MXNet's own
-#: tests put it on a data input)
-_LEARNED_ONLY = frozenset({"__init__", "__wd_mult__", "wd_mult"})
-
-
-def _complete_shape(attrs: dict[str, str]) -> bool:
-    raw = attrs.get("__shape__")
-    if not raw:
-        return False
-    dims = opinfo.tuple_attr({"s": raw}, "s") or ()
-    return bool(dims) and all(d is not None and d > 0 for d in dims)
+        self._emit(Saved())
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
 from mxexplorer.core import metrics, opinfo
-from mxexplorer.core.document import GraphDocument, NodeKind
-from mxexplorer.core.edits import FORCE_MIRRORING, is_mirror_stage
+from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.files import write_atomic
 from mxexplorer.core.graphviz import (  # noqa: F401 - drawing's callers use these names
@@ -32,7 +31,9 @@ from mxexplorer.core.graphviz import (  # noqa: F401 - drawing's callers use the
     missing_message,
     run_dot,
 )
+from mxexplorer.core.kinds import NodeKind
 from mxexplorer.core.progress import CancelToken
+from mxexplorer.core.tags import FORCE_MIRRORING, is_mirror_stage
 
 # (fill, border) per op family; pastel fills after mx.viz.plot_network's palette
 FAMILY_COLOURS: dict[str, tuple[str, str]] = {
@@ -117,6 +118,16 @@ def visible_graph(doc: GraphDocument, show_params: bool = False) -> VisibleGraph
     graph: VisibleGraph = doc.cached(f"visible_graph:{show_params}",
                                      lambda: _visible_graph(doc, show_params))
     return graph
+
+
+def matching(graph: VisibleGraph, doc: GraphDocument, needle: str) -> list[int]:
+    """The drawn nodes whose title or node name holds ``needle`` (any case)."""
+    needle = needle.lower()
+    if not needle:
+        return []
+    nodes = doc.nodes
+    return [n.id for n in graph.nodes if needle in n.title.lower()
+            or (n.id < len(nodes) and needle in nodes[n.id].name.lower())]
 
 
 def document_layout_source(doc: GraphDocument, show_params: bool = False) -> str:

@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 from typing import Mapping, Protocol
 
 from mxexplorer.core import opinfo
-from mxexplorer.core.document import Change, GraphDocument, NodeKind
+from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
-
-MIRROR_STAGE = "__mirror_stage__"
-FORCE_MIRRORING = "__force_mirroring__"
+from mxexplorer.core.kinds import NodeKind
+from mxexplorer.core.tags import MIRROR_STAGE
 
 
 class Edit(Protocol):
@@ -26,75 +25,65 @@ class Edit(Protocol):
     def describe(self) -> str: ...
 
 
-def _rename_param_keys(doc: GraphDocument, mapping: Mapping[str, str]) -> None:
-    """Keep ``doc.param_renames`` (original checkpoint key -> current name) in step."""
-    renames = doc.param_renames
-    current_to_original = {cur: orig for orig, cur in renames.items()}
-    for old, new in mapping.items():
-        original = current_to_original.get(old, old)
-        renames[original] = new
-    for orig in [o for o, c in renames.items() if o == c]:
-        del renames[orig]
+AttrChanges = dict[int, dict[str, "str | None"]]
 
 
 @dataclass
-class SetAttrEdit:
-    """Set (or with ``value=None`` remove) one attribute on one or more nodes."""
+class SetAttrs:
+    """Set attributes (a value) or remove them (None) on one or many nodes: one undo
+    step.  ``changes``: node -> {key: value}.  Typing into one attribute again merges
+    into the step before (see :attr:`single_key`)."""
 
-    nodes: tuple[int, ...]
-    key: str
-    value: str | None
-    _old: dict[int, str | None] = field(default_factory=dict, init=False)
-
-    def apply(self, doc: GraphDocument) -> None:
-        self._old = {i: doc.nodes[i].attrs.get(self.key) for i in self.nodes}
-        for i in self.nodes:
-            _put(doc.nodes[i].attrs, self.key, self.value)
-        doc.notify(Change("attrs", self.nodes))
-
-    def revert(self, doc: GraphDocument) -> None:
-        for i, old in self._old.items():
-            _put(doc.nodes[i].attrs, self.key, old)
-        doc.notify(Change("attrs", self.nodes))
-
-    def describe(self) -> str:
-        what = f"{len(self.nodes)} nodes" if len(self.nodes) != 1 else f"node {self.nodes[0]}"
-        if self.value is None:
-            return f"Remove {self.key} from {what}"
-        return f"Set {self.key} = {self.value} on {what}"
-
-
-def _put(attrs: dict[str, str], key: str, value: str | None) -> None:
-    if value is None:
-        attrs.pop(key, None)
-    else:
-        attrs[key] = value
-
-
-@dataclass
-class SetAttrsEdit:
-    """Replace several attributes of one node at once (one undo step)."""
-
-    node: int
-    values: dict[str, str | None]
+    changes: AttrChanges
     label: str = ""
-    _old: dict[str, str | None] = field(default_factory=dict, init=False)
+    _old: AttrChanges = field(default_factory=dict, init=False)
 
     def apply(self, doc: GraphDocument) -> None:
-        attrs = doc.nodes[self.node].attrs
-        self._old = {k: attrs.get(k) for k in self.values}
-        for k, v in self.values.items():
-            _put(attrs, k, v)
-        doc.notify(Change("attrs", (self.node,)))
+        self._old = doc.set_attrs(self.changes)
 
     def revert(self, doc: GraphDocument) -> None:
-        attrs = doc.nodes[self.node].attrs
-        for k, v in self._old.items():
-            _put(attrs, k, v)
-        doc.notify(Change("attrs", (self.node,)))
+        doc.set_attrs(self._old)
 
     def describe(self) -> str:
-        return self.label or f"Edit {', '.join(self.values)}"
+        keys = sorted({k for values in self.changes.values() for k in values})
+        return self.label or f"Edit {', '.join(keys)}"
+
+    @property
+    def single_key(self) -> tuple[tuple[int, ...], str] | None:
+        """(nodes, key) when every node gets one value of the same key, else None."""
+        keys = {tuple(v) for v in self.changes.values()}
+        if len(keys) != 1 or len(next(iter(keys))) != 1:
+            return None
+        return tuple(self.changes), next(iter(keys))[0]
+
+    def merge(self, later: SetAttrs) -> bool:
+        """Take ``later``'s values (same nodes, same single key), keeping the values
+        from before this step; False when they differ in nodes or key."""
+        if self.single_key is None or self.single_key != later.single_key:
+            return False
+        self.changes, self.label = later.changes, later.label
+        return True
+
+
+def set_attr(nodes: tuple[int, ...], key: str, value: str | None) -> SetAttrs:
+    """One attribute on one or more nodes (``value=None`` removes it)."""
+    what = f"{len(nodes)} nodes" if len(nodes) != 1 else f"node {nodes[0]}"
+    label = f"Remove {key} from {what}" if value is None else f"Set {key} = {value} on {what}"
+    return SetAttrs({i: {key: value} for i in nodes}, label)
+
+
+def set_node_attrs(node: int, values: dict[str, str | None], label: str = "") -> SetAttrs:
+    """Several attributes of one node at once."""
+    return SetAttrs({node: dict(values)}, label or f"Edit {', '.join(values)}")
+
+
+def set_many_attrs(changes: list[tuple[int, dict[str, str | None]]],
+                   label: str = "Apply memory plan") -> SetAttrs:
+    """Attribute changes on many nodes (a memory plan applied)."""
+    merged: AttrChanges = {}
+    for node, values in changes:
+        merged.setdefault(node, {}).update(values)
+    return SetAttrs(merged, label)
 
 
 def own_variables(doc: GraphDocument, node_id: int) -> list[int]:
@@ -220,18 +209,10 @@ class RenameNodeEdit:
 
     def apply(self, doc: GraphDocument) -> None:
         self._renames = self.plan(doc)
-        for i, _, new in self._renames:
-            doc.nodes[i].name = new
-        _rename_param_keys(doc, {old: new for i, old, new in self._renames
-                                 if doc.nodes[i].is_variable})
-        doc.notify(Change("names", tuple(i for i, _, _ in self._renames)))
+        doc.rename({i: new for i, _, new in self._renames})
 
     def revert(self, doc: GraphDocument) -> None:
-        for i, old, _ in self._renames:
-            doc.nodes[i].name = old
-        _rename_param_keys(doc, {new: old for i, old, new in self._renames
-                                 if doc.nodes[i].is_variable})
-        doc.notify(Change("names", tuple(i for i, _, _ in self._renames)))
+        doc.rename({i: old for i, old, _ in self._renames})
 
     def describe(self) -> str:
         extra = f" (+{len(self._renames) - 1} parameters)" if len(self._renames) > 1 else ""
@@ -253,33 +234,22 @@ class PrefixAllEdit:
         if problem:
             raise UserError(problem.replace("the name", "the prefix"))
         self._old = [n.name for n in doc.nodes]
-        for n in doc.nodes:
-            n.name = self.prefix + n.name
-        _rename_param_keys(doc, {old: self.prefix + old for old, n in zip(self._old, doc.nodes)
-                                 if n.is_variable})
-        doc.notify(Change("names", tuple(range(len(doc.nodes)))))
+        doc.rename({i: self.prefix + old for i, old in enumerate(self._old)})
 
     def revert(self, doc: GraphDocument) -> None:
-        _rename_param_keys(doc, {n.name: old for old, n in zip(self._old, doc.nodes)
-                                 if n.is_variable})
-        for n, old in zip(doc.nodes, self._old):
-            n.name = old
-        doc.notify(Change("names", tuple(range(len(doc.nodes)))))
+        doc.rename(dict(enumerate(self._old)))
 
     def describe(self) -> str:
         return f"Prefix all names with {self.prefix!r}"
 
 
-def mirror_stage_edit(doc: GraphDocument, nodes: tuple[int, ...], on: bool) -> SetAttrEdit:
+def mirror_stage_edit(doc: GraphDocument, nodes: tuple[int, ...], on: bool) -> SetAttrs:
     """Tag (or untag) operator nodes with ``__mirror_stage__`` for the memory planner."""
     ops = tuple(i for i in nodes if not doc.nodes[i].is_variable)
     if not ops:
         raise UserError("mirror stages go on operator nodes; the selection has none")
-    return SetAttrEdit(ops, MIRROR_STAGE, "True" if on else None)
+    return set_attr(ops, MIRROR_STAGE, "True" if on else None)
 
-
-def is_mirror_stage(attrs: Mapping[str, str]) -> bool:
-    return opinfo.flag(attrs, MIRROR_STAGE) or opinfo.flag(attrs, "mirror_stage")
 
 
 #: a change adding this many outputs or more is asked about first (the window)
@@ -372,33 +342,6 @@ def validate_op_attrs(op: str, attrs: Mapping[str, str]) -> str | None:
 
 
 @dataclass
-class NodesAttrsEdit:
-    """Attribute changes on many nodes as one undo step (a memory plan applied)."""
-
-    changes: list[tuple[int, dict[str, str | None]]]
-    label: str = "Apply memory plan"
-    _old: list[tuple[int, dict[str, str | None]]] = field(default_factory=list, init=False)
-
-    def apply(self, doc: GraphDocument) -> None:
-        self._old = []
-        for node, values in self.changes:
-            attrs = doc.nodes[node].attrs
-            self._old.append((node, {k: attrs.get(k) for k in values}))
-            for k, v in values.items():
-                _put(attrs, k, v)
-        doc.notify(Change("attrs", tuple(n for n, _ in self.changes)))
-
-    def revert(self, doc: GraphDocument) -> None:
-        for node, values in self._old:
-            for k, v in values.items():
-                _put(doc.nodes[node].attrs, k, v)
-        doc.notify(Change("attrs", tuple(n for n, _ in self._old)))
-
-    def describe(self) -> str:
-        return self.label
-
-
-@dataclass
 class SetVariableKindEdit:
     """Say what a variable is: a data input (it gets a shape) or a parameter (learned;
     counted in the totals), whatever the graph suggests; ``kind=None`` returns to the
@@ -411,22 +354,13 @@ class SetVariableKindEdit:
     def apply(self, doc: GraphDocument) -> None:
         if not doc.nodes[self.node].is_variable:
             raise UserError("only variables are data inputs or parameters")
-        self._old = doc.kind_overrides.get(self.node)
-        _put_kind(doc, self.node, self.kind)
+        self._old = doc.set_kinds({self.node: self.kind})[self.node]
 
     def revert(self, doc: GraphDocument) -> None:
-        _put_kind(doc, self.node, self._old)
+        doc.set_kinds({self.node: self._old})
 
     def describe(self) -> str:
         what = {NodeKind.DATA: "a data input", NodeKind.PARAM: "a parameter",
                 NodeKind.AUX: "an auxiliary state"}.get(self.kind, "as the graph says") \
             if self.kind else "as the graph says"
         return f"Treat node {self.node} as {what}"
-
-
-def _put_kind(doc: GraphDocument, node: int, kind: NodeKind | None) -> None:
-    if kind is None:
-        doc.kind_overrides.pop(node, None)
-    else:
-        doc.kind_overrides[node] = kind
-    doc.notify(Change("kinds", (node,)))

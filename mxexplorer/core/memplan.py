@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from mxexplorer.core import opinfo, stats, symbol_io
-from mxexplorer.core.document import GraphDocument, GraphSnapshot, NodeKind
-from mxexplorer.core.edits import FORCE_MIRRORING, MIRROR_STAGE
+from mxexplorer.core.document import GraphDocument, GraphSnapshot
 from mxexplorer.core.errors import UserError
+from mxexplorer.core.kinds import NodeKind
 from mxexplorer.core.mxnet_env import failure as _failure
 
 # the tagging and the cost functions live in their own modules; their names stay
@@ -55,10 +55,10 @@ from mxexplorer.core.plantags import (  # noqa: F401
     retag,
     tagged_dict,
     tags_for_kept,
-    untagged_key,
 )
 from mxexplorer.core.progress import CancelToken, Progress, no_progress
 from mxexplorer.core.shapes import Shape, check_allocatable, infer_document
+from mxexplorer.core.tags import FORCE_MIRRORING, MIRROR_STAGE
 
 MB = 1 << 20
 ProbeCallback = Callable[["Probe"], None]

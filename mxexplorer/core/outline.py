@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from mxexplorer.core.document import GraphDocument, NodeKind
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.kinds import NodeKind
 
 GROUPS = [("Data inputs", NodeKind.DATA), ("Parameters", NodeKind.PARAM),
           ("Auxiliary states", NodeKind.AUX), ("Operators", NodeKind.OP)]
@@ -186,3 +187,11 @@ def _build(doc: GraphDocument, grouped: bool, keep: frozenset[int] | None = None
     for k in heads:
         out.add(group, k, internals[k].node)
     return out
+
+
+def warm(doc: GraphDocument) -> None:
+    """Compute what every view asks for first; a worker calls this on a document
+    nobody else holds yet, so the GUI thread finds it ready."""
+    outline(doc, grouped=True)
+    doc.data_inputs()
+    doc.unknown_ops()

@@ -84,14 +84,16 @@ def _tensor_stats(name: str, values: Any, flat: Any) -> TensorStats:
     hist = np.zeros(BINS, dtype=np.int64)
     # bins over [lo, hi] by halves: hi - lo overflows for values near the float limits,
     # and lo + 1 == lo for a constant of 1e16 (np.histogram then raised IndexError)
+    # (linspace of the halves is numpy's edges halved exactly, so the bins are numpy's)
     span = hi / 2 - lo / 2
+    edges = np.linspace(lo / 2, hi / 2, BINS + 1)
     for part in _chunks(flat):
         part = part.astype(np.float64, copy=False)
         good = part[np.isfinite(part)]
         spread += float(((good - mean) ** 2).sum())
         if span > 0:
-            where = np.floor((good / 2 - lo / 2) / span * BINS)
-            where = np.clip(np.nan_to_num(where, nan=0.0), 0, BINS - 1).astype(np.int64)
+            where = np.searchsorted(edges, good / 2, side="right") - 1
+            where = np.clip(where, 0, BINS - 1)
             hist += np.bincount(where, minlength=BINS)[:BINS]
         else:
             hist[0] += good.size

@@ -11,11 +11,11 @@ from typing import Any, Callable, Mapping, Protocol
 
 from mxexplorer.core import symbol_io
 from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.edits import FORCE_MIRRORING
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.mxnet_env import context, import_mxnet
 from mxexplorer.core.plantags import tagged_dict
 from mxexplorer.core.shapes import Shape
+from mxexplorer.core.tags import FORCE_MIRRORING
 
 _TOTAL_RE = re.compile(r"Total\s+(\d+(?:\.\d+)?)\s+MB allocated")
 _MIRROR_RE = re.compile(r"^Op:\w+, Name=(.+)_mirror$", re.M)

@@ -9,9 +9,9 @@ from typing import Any, Iterable, Mapping
 
 from mxexplorer.core import opinfo
 from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.edits import FORCE_MIRRORING, MIRROR_STAGE
 from mxexplorer.core.shapes import Shape
 from mxexplorer.core.stats import float32_bytes
+from mxexplorer.core.tags import FORCE_MIRRORING, MIRROR_STAGE
 
 
 def _is_param_name(name: str) -> bool:
@@ -103,20 +103,6 @@ def recompute_macs(doc: GraphDocument, node_macs: Mapping[int, int],
                 and opinfo.canonical_op(node.op) != "Dropout":
             total += node_macs.get(i, 0)
     return total
-
-
-def untagged_key(doc: GraphDocument) -> int:
-    """A fingerprint of the graph with every mirroring tag left out: a plan made for
-    one graph stays valid for another with the same key (only tags differ)."""
-    def build() -> int:
-        skip = {FORCE_MIRRORING, "force_mirroring", MIRROR_STAGE, "mirror_stage"}
-        parts = []
-        for node in doc.nodes:
-            attrs = tuple(sorted((k, v) for k, v in node.attrs.items() if k not in skip))
-            parts.append((node.op, node.name, tuple(node.inputs), attrs))
-        return hash((tuple(parts), tuple(doc.heads)))
-    key: int = doc.cached("untagged_key", build)
-    return key
 
 
 def applied_tags(doc: GraphDocument) -> dict[int, str]:

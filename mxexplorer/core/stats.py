@@ -18,7 +18,8 @@ from typing import Mapping
 
 from mxexplorer.core import opinfo
 from mxexplorer.core import shapes as shape_infer
-from mxexplorer.core.document import GraphDocument, GraphSnapshot, NodeKind
+from mxexplorer.core.document import GraphDocument, GraphSnapshot
+from mxexplorer.core.kinds import NodeKind
 from mxexplorer.core.shapes import Shape, ShapeResult, known
 
 DTYPE_BYTES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "uint8": 1,

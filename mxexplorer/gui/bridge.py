@@ -5,7 +5,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from mxexplorer.core.document import Change, GraphDocument
+from mxexplorer.core.changes import Change
+from mxexplorer.core.document import GraphDocument
 
 
 class DocumentBridge(QObject):

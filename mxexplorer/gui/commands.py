@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtGui import QUndoCommand
 
 from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.edits import Edit, SetAttrEdit
+from mxexplorer.core.edits import Edit, SetAttrs
 
 _MERGE_ID = 0x6D78
 
@@ -24,18 +24,15 @@ class EditCommand(QUndoCommand):
         self.edit.revert(self.document)
 
     def id(self) -> int:  # noqa: A003 - Qt's name
-        return _MERGE_ID if isinstance(self.edit, SetAttrEdit) else -1
+        edit = self.edit
+        return _MERGE_ID if isinstance(edit, SetAttrs) and edit.single_key else -1
 
     def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt override
         """Typing into one attribute of one node again is one undo step."""
         if not isinstance(other, EditCommand):
             return False
         a, b = self.edit, other.edit
-        if not (isinstance(a, SetAttrEdit) and isinstance(b, SetAttrEdit)):
+        if not (isinstance(a, SetAttrs) and isinstance(b, SetAttrs)) or not a.merge(b):
             return False
-        if a.nodes != b.nodes or a.key != b.key:
-            return False
-        # keep our old values (the state before the first edit), take the new value
-        a.value = b.value
         self.setText(a.describe())
         return True

@@ -84,7 +84,7 @@ class CompareWindow(QMainWindow):
         host = WidgetHost(self, self.statusBar())
         self.panes = [GraphPane(s, settings, host) for s in self.sessions]
         for session, pane, legend in zip(self.sessions, self.panes, (LEGEND_A, LEGEND_B)):
-            session.auto_infer = False
+            session.inputs.auto_infer = False
             session.insight.set_marks(self._marks(pane is self.panes[0]), legend)
         sides = QSplitter()
         for pane, title in zip(self.panes, titles):

@@ -45,7 +45,7 @@ class Insight(QObject):
         #: the profiling job (in a child process)
         self.profiler = JobSlot(self)
         self.profiler.finished.connect(self._on_profiled)
-        session.analysis_changed.connect(self.colours_changed)
+        session.analysis.changed.connect(self.colours_changed)
         session.document_changed.connect(self._on_document_changed)
 
     def set_marks(self, marks: dict[int, str], legend: list[tuple[str, str]]) -> None:
@@ -89,7 +89,7 @@ class Insight(QObject):
         if metric == "time":
             return self.node_times()
         session = self.session
-        fresh = session.analysis if session.fresh_shapes() is not None else None
+        fresh = session.analysis.result if session.analysis.fresh_shapes() is not None else None
         return metrics.node_values(metric, fresh.stats if fresh is not None else None)
 
     def missing(self) -> str:
@@ -100,12 +100,12 @@ class Insight(QObject):
         if self.metric == "time":
             return "no profile of this graph yet: Profile in the Op summary tab"
         session = self.session
-        if session.analysis is None:
+        if session.analysis.result is None:
             return "no shapes yet: give the input shapes"
-        stale = session.analysis_stale()
+        stale = session.analysis.stale()
         if stale:
             return f"the figures are for {stale}: infer again"
-        error = session.analysis.shapes.error
+        error = session.analysis.result.shapes.error
         if error is not None:
             return f"shape inference stopped at {error.node}: no figures to colour by"
         return "every node's value is zero"
@@ -122,7 +122,7 @@ class Insight(QObject):
         ------
         UserError : no input shapes.
         """
-        shapes = self.session.shapes_for_jobs()
+        shapes = self.session.inputs.for_jobs()
         self._pending_revision = self.session.document.revision
         self.profiler.start(functools.partial(profile.profile, self.session.document.snapshot(),
                                               shapes, ctx or self.device(), ITERATIONS))

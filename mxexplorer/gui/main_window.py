@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
     QSizePolicy,
 )
 
-from mxexplorer.core import edits, stats
+from mxexplorer.core import edits, stats, tags
+from mxexplorer.core.changes import AttrsChanged, Change, Saved
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.edits import Edit
 from mxexplorer.core.shapes import Shape, ShapeResult
@@ -128,7 +129,7 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
     @property
     def shape_result(self) -> ShapeResult | None:
         """The latest shapes (perhaps stale: see the session)."""
-        analysis = self.session.analysis if self.session is not None else None
+        analysis = self.session.analysis.result if self.session is not None else None
         return analysis.shapes if analysis is not None else None
 
     @property
@@ -258,11 +259,11 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         # the planner's plots are built on the next turn: opening a big graph stays
         # in steps under 100 ms
         self._memory_timer.start()
-        session.analysis_changed.connect(self._update_totals)
-        session.document_changed.connect(self._update_totals)
-        session.modified_changed.connect(self._on_modified_changed)
+        session.analysis.changed.connect(self._update_totals)
+        session.document_changed.connect(self._on_document_changed)
+        session.file.modified_changed.connect(self._on_modified_changed)
         session.status.connect(self.statusBar().showMessage)
-        session.inference_failed.connect(self._on_inference_failed)
+        session.analysis.failed.connect(self._on_inference_failed)
         session.undo_stack.indexChanged.connect(self._update_undo_actions)
         session.undo_stack.cleanChanged.connect(self._update_undo_actions)
         self._set_document_actions(True)
@@ -326,7 +327,7 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
             return
         nodes = list(self.selection.nodes)
         ops = [n for n in nodes if not doc.nodes[n].is_variable]
-        on = not all(edits.is_mirror_stage(doc.nodes[n].attrs) for n in ops)
+        on = not all(tags.is_mirror_stage(doc.nodes[n].attrs) for n in ops)
         refused = self.session.mark_mirror(nodes, on) if self.session is not None else None
         if refused:
             self.statusBar().showMessage(refused, 5000)
@@ -345,12 +346,20 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
     def infer_blocking(self, given: dict[str, Shape], dtype: str = "float32") -> None:
         """Inference on the calling thread (the --screenshot path)."""
         if self.session is not None:
-            self.session.set_input_shapes({**self.session.input_shapes(), **given}, dtype,
+            self.session.inputs.set({**self.session.inputs.shapes(), **given}, dtype,
                                           infer=False)
-            self.session.infer_blocking()
+            self.session.analysis.infer_blocking()
 
     # ---------------------------------------------------------------- status
     @Slot()
+    @Slot(object)
+    def _on_document_changed(self, change: Change) -> None:
+        """Counts change with the graph (a node's outputs, names); tags and saves
+        leave them."""
+        if not isinstance(change, Saved) and not (isinstance(change, AttrsChanged)
+                                                  and change.tags_only):
+            self._update_totals()
+
     def _update_totals(self, *_: object) -> None:
         session = self.session
         if session is None:
@@ -358,13 +367,13 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
             return
         doc = session.document
         text = f"{len(doc.nodes)} nodes, {len(doc.internals())} internals"
-        analysis = session.analysis
+        analysis = session.analysis.result
         if analysis is not None:
             st: stats.GraphStats = analysis.stats
             text += (f" | params {stats.human_count(st.params)} | FLOPs "
                      f"{stats.human_count(st.flops)} | forward outputs "
                      f"{stats.human_bytes(st.activation_bytes)}")
-            stale = session.analysis_stale()
+            stale = session.analysis.stale()
             if stale is not None:
                 text += f" (for {stale})"
             elif not analysis.shapes.complete:
@@ -391,7 +400,7 @@ class MainWindow(WindowFiles, WindowConvert, WindowHelp, QMainWindow):
         self.setWindowTitle(f"{name}[*] - mxexplorer")
 
     def is_modified(self) -> bool:
-        return self.session is not None and self.session.is_modified()
+        return self.session is not None and self.session.file.is_modified()
 
     # ------------------------------------------------------------------ MXNet
     def _start_mxnet_when_idle(self) -> None:

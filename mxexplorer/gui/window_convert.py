@@ -42,7 +42,7 @@ class WindowConvert:
         if session is None:
             return
         try:
-            shapes = session.shapes_for_jobs()
+            shapes = session.inputs.for_jobs()
         except UserError as exc:
             self.show_error("Cannot export ONNX", str(exc))
             return

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QPoint, Slot
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from mxexplorer.core import blocks, drawing
+from mxexplorer.core import blocks, drawing, outline
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.recovery import RecoveryStore
@@ -56,7 +56,7 @@ class WindowFiles:
         def job(progress: Any, token: Any) -> GraphDocument:
             doc = GraphDocument.open(path)
             token.check()
-            doc.warm()
+            outline.warm(doc)
             graph = drawing.visible_graph(doc)
             if len(graph.nodes) > blocks.COLLAPSE_ABOVE:
                 blocks.block_tree(doc, graph)     # the overview the pane will draw
@@ -76,10 +76,10 @@ class WindowFiles:
         session = self.set_document(doc)
         self._mxnet_deadline = time.monotonic() + 15.0
         if self._open_shapes:
-            session.set_input_shapes({**session.input_shapes(), **self._open_shapes},
+            session.inputs.set({**session.inputs.shapes(), **self._open_shapes},
                                      infer=False)
-        if session.input_shapes() and session.auto_infer:
-            session.infer(start_mxnet=False)     # once MXNet is in (started when idle)
+        if session.inputs.shapes() and session.inputs.auto_infer:
+            session.analysis.infer(start_mxnet=False)     # once MXNet is in (started when idle)
 
     @Slot(str)
     def _on_file_open_failed(self, message: str) -> None:
@@ -220,7 +220,7 @@ class WindowFiles:
     def _write(self, path: str) -> bool:
         assert self.session is not None
         try:
-            self.session.save_to(path)
+            self.session.file.save_to(path)
         except OSError as exc:
             self.show_error("Save failed", f"{path}: {exc.strerror or exc}\n"
                                            "Your edits are kept; try another folder.")
@@ -277,7 +277,7 @@ class WindowFiles:
                 continue
             target = self if self.session is None and not self.opening else \
                 self.new_window()
-            target.set_document(doc).mark_restored()
+            target.set_document(doc).file.mark_restored()
             target.statusBar().showMessage(
                 f"Restored the unsaved edits of {orphan.label}: save to keep them")
             store.discard(orphan)

@@ -231,7 +231,7 @@ def test_diff_with_shapes_says_where_one_side_stops_inferring(tmp_path, capsys) 
     a = EXAMPLES / "resnet18_v1-symbol.json"
     doc = GraphDocument.open(str(a))
     conv = doc.find("resnetv10_stage3_conv0_fwd")[0]
-    edits.SetAttrEdit((conv,), "kernel", "(30, 30)").apply(doc)
+    edits.set_attr((conv,), "kernel", "(30, 30)").apply(doc)
     b = tmp_path / "b-symbol.json"
     b.write_text(doc.to_json())
     assert main(["diff", str(a), str(b), "--shape", "data=1,3,224,224"]) == 1

@@ -150,7 +150,7 @@ def test_a_prefixed_copy_matches_every_node_by_structure() -> None:
 def test_an_edited_copy_shows_the_one_attribute_changed() -> None:
     a, b = GraphDocument.open(R18), GraphDocument.open(R18)
     relu = b.find("resnetv10_stage3_relu0_fwd")[0]
-    edits.SetAttrEdit((relu,), "act_type", "tanh").apply(b)
+    edits.set_attr((relu,), "act_type", "tanh").apply(b)
     result = diff.compare(a, b)
     assert len(result.changed) == 1 and not result.renamed
     change = result.changed[0]

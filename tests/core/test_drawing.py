@@ -49,7 +49,7 @@ def test_layout_source_ignores_names_and_tags_but_not_attributes(r18) -> None:
     graph = drawing.visible_graph(r18)
     assert drawing.layout_source(graph) == base
     assert next(n for n in graph.nodes if n.id == conv).mirror_stage
-    edits.SetAttrEdit((conv,), "kernel", "(5, 5)").apply(r18)
+    edits.set_attr((conv,), "kernel", "(5, 5)").apply(r18)
     assert drawing.layout_source(drawing.visible_graph(r18)) != base
 
 

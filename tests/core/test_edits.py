@@ -7,7 +7,7 @@ import mxnet as mx
 import numpy as np
 import pytest
 
-from mxexplorer.core import edits, export
+from mxexplorer.core import edits, export, tags
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
 from tests.conftest import EXAMPLES
@@ -31,9 +31,9 @@ def _roundtrip(doc: GraphDocument, edit) -> None:
 
 def test_set_and_remove_attribute(mlp) -> None:
     fc1 = mlp.find("fc1")[0]
-    _roundtrip(mlp, edits.SetAttrEdit((fc1,), "num_hidden", "32"))
-    _roundtrip(mlp, edits.SetAttrEdit((fc1,), "num_hidden", None))
-    e = edits.SetAttrEdit((fc1,), "__lr_mult__", "0.1")
+    _roundtrip(mlp, edits.set_attr((fc1,), "num_hidden", "32"))
+    _roundtrip(mlp, edits.set_attr((fc1,), "num_hidden", None))
+    e = edits.set_attr((fc1,), "__lr_mult__", "0.1")
     e.apply(mlp)
     assert mlp.nodes[fc1].attrs["__lr_mult__"] == "0.1"
     assert "__lr_mult__" in e.describe()
@@ -117,10 +117,10 @@ def test_prefix_all_names_with_params(mlp, tmp_path) -> None:
 def test_mirror_stage_tags_operators_only(mlp) -> None:
     ids = (mlp.find("fc1")[0], mlp.find("data")[0], mlp.find("relu1")[0])
     edit = edits.mirror_stage_edit(mlp, ids, True)
-    assert edit.nodes == (ids[0], ids[2])
+    assert tuple(edit.changes) == (ids[0], ids[2])
     _roundtrip(mlp, edit)
     edit.apply(mlp)
-    assert edits.is_mirror_stage(mlp.nodes[ids[0]].attrs)
+    assert tags.is_mirror_stage(mlp.nodes[ids[0]].attrs)
     sym = mx.sym.load_json(mlp.to_json())
     assert sym.get_internals()["fc1_output"].list_attr()["__mirror_stage__"] == "True"
     with pytest.raises(UserError):
@@ -251,7 +251,7 @@ def test_the_window_never_saves_a_file_it_would_refuse_to_open(mlp, tmp_path) ->
     for key, value in (("num_hidden", "12"), ("note", "tab\there, newline\nthere"),
                        ("unicode", "é ✓ \U0001f600")):
         assert e.attrs_problem(mlp, fc1, {key: value}) is None
-        e.SetAttrEdit((fc1,), key, value).apply(mlp)
+        e.set_attr((fc1,), key, value).apply(mlp)
     path = tmp_path / "edited-symbol.json"
     mlp.save(str(path))
     again = GraphDocument.open(str(path))

@@ -108,3 +108,26 @@ def test_each_write_cleans_what_a_killed_one_left_in_its_folder(tmp_path) -> Non
     left.write_text("half of a killed write")
     files.write_atomic(str(tmp_path / "y.json"), "{}")
     assert sorted(os.listdir(tmp_path)) == ["y.json"]
+
+
+def test_write_atomic_replaces_and_keeps_original_on_failure(tmp_path) -> None:
+    target = tmp_path / "a-symbol.json"
+    target.write_text("original")
+    target.chmod(0o640)
+    files.write_atomic(str(target), "new")
+    assert target.read_text() == "new"
+    assert target.stat().st_mode & 0o777 == 0o640
+    # a new file gets what open() would give under the umask, not mkstemp's 0600
+    old = os.umask(0o022)
+    try:
+        files.write_atomic(str(tmp_path / "new.svg"), "x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.svg").stat().st_mode & 0o777 == 0o644
+    # a write that cannot happen (the "folder" is a file) raises and leaves no debris
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("keep")
+    with pytest.raises(OSError):
+        files.write_atomic(str(blocker / "b.json"), "lost?")
+    assert blocker.read_text() == "keep"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".mxexplorer-")] == []

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from mxexplorer.core import blocks, drawing, report
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import UserError
-from mxexplorer.core.outline import outline
+from mxexplorer.core.outline import outline, warm
 from tests.conftest import EXAMPLES, REPO, WAIT_S
 from tests.mutate import mutated_files, shape_args
 
@@ -52,7 +52,7 @@ def _child_cpu_seconds() -> float:
 def describe(path: str) -> None:
     """What opening a file in the window and ``mxexplorer info`` do with it."""
     doc = GraphDocument.open(path)
-    doc.warm()
+    warm(doc)
     report.info(doc)
     graph = drawing.visible_graph(doc)
     drawing.document_layout_source(doc)
@@ -191,7 +191,7 @@ def test_opening_a_20_mb_file_stays_within_20_times_its_size(tmp_path) -> None:
 def open_as_the_window_does(path: str) -> None:
     """What the window's worker does with a file before it is shown."""
     doc = GraphDocument.open(path)
-    doc.warm()
+    warm(doc)
     graph = drawing.visible_graph(doc)
     if len(graph.nodes) > blocks.COLLAPSE_ABOVE:
         blocks.block_tree(doc, graph)

@@ -8,7 +8,7 @@ import math
 import mxnet as mx
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -179,6 +179,9 @@ def test_nan_and_inf_are_counted_and_left_out_of_the_figures(tmp_path) -> None:
 @settings(max_examples=60, deadline=None)
 @given(hnp.arrays(np.float32, hnp.array_shapes(max_dims=3, max_side=9),
                   elements=st.floats(-1e6, 1e6, width=32)))
+# a tiny negative beside a bin edge at 0 (found by hypothesis): numpy counts it below the
+# edge; bins computed by division rounded it onto the edge
+@example(np.array([-1e6, 1e6, -1e-12, 0.0], dtype=np.float32))
 def test_statistics_of_any_float_array_equal_numpys(values) -> None:
     got = param_stats.tensor_stats("x", values)
     _assert_like_numpy(got, values)

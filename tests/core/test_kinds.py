@@ -8,7 +8,8 @@ import mxnet as mx
 import pytest
 
 from mxexplorer.core import edits, stats
-from mxexplorer.core.document import GraphDocument, NodeKind
+from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.kinds import NodeKind
 
 DATA = mx.sym.var("data")
 

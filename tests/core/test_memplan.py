@@ -8,7 +8,7 @@ import threading
 import mxnet as mx
 import pytest
 
-from mxexplorer.core import benchmark, edits, memplan
+from mxexplorer.core import benchmark, edits, memplan, tags
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import Cancelled, UserError
 from mxexplorer.core.progress import CancelToken
@@ -65,7 +65,7 @@ def _tagged_r18(tmp_path, groups: bool) -> GraphDocument:
         if groups:
             value = next((s for s in ("stage1", "stage2", "stage3", "stage4") if s in name),
                          "stem")
-        doc.nodes[i].attrs[edits.MIRROR_STAGE] = value
+        doc.nodes[i].attrs[tags.MIRROR_STAGE] = value
     path = tmp_path / ("groups" if groups else "cut") / "r18-symbol.json"
     path.parent.mkdir()
     path.write_text(doc.to_json())
@@ -207,19 +207,19 @@ def test_any_point_of_a_search_is_a_plan_that_applies_and_exports_exactly() -> N
     assert 0 < plan.recompute_macs <= plan.forward_macs == result.forward_macs
     with pytest.raises(UserError):
         result.plan_for(doc, next(p for p in result.probes if p.kind == "baseline"))
-    key = memplan.untagged_key(doc)
+    key = doc.structure_key()
     assert not memplan.is_applied(doc, plan)
-    edits.NodesAttrsEdit(memplan.plan_edits(doc, plan, result)).apply(doc)
+    edits.set_many_attrs(memplan.plan_edits(doc, plan, result)).apply(doc)
     assert memplan.is_applied(doc, plan) and not memplan.is_applied(doc, result.best)
-    assert memplan.untagged_key(doc) == key               # tags only: still the same graph
+    assert doc.structure_key() == key               # tags only: still the same graph
     sym = mx.sym.load_json(json.dumps(memplan.planned_dict(doc, plan, result)))
     exe = sym.simple_bind(mx.cpu(), grad_req="write", **R18_SHAPES)
     assert memplan.parse_total_mb(exe.debug_str()) == point.cost_mb
     untagged = memplan.planned_dict(doc, None, result)
     assert not any("__force_mirroring__" in n.get("attrs", {}) for n in untagged["nodes"])
     conv = next(i for i, n in enumerate(doc.nodes) if n.op == "Convolution")
-    edits.SetAttrEdit((conv,), "num_filter", "32").apply(doc)
-    assert memplan.untagged_key(doc) != key
+    edits.set_attr((conv,), "num_filter", "32").apply(doc)
+    assert doc.structure_key() != key
 
 
 def test_benchmark_refuses_a_graph_against_itself_and_names_noise() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mxnet as mx
 
-from mxexplorer.core import edits
+from mxexplorer.core import edits, tags
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.outline import outline
 from tests.conftest import EXAMPLES
@@ -54,7 +54,7 @@ def test_cached_per_revision_and_keyed_on_structure() -> None:
     first = outline(doc)
     assert outline(doc) is first
     op = next(i for i, n in enumerate(doc.nodes) if not n.is_variable)
-    edits.SetAttrEdit((op,), edits.MIRROR_STAGE, "True").apply(doc)
+    edits.set_attr((op,), tags.MIRROR_STAGE, "True").apply(doc)
     second = outline(doc)
     assert second is not first and second.key == first.key   # same rows
     edits.RenameNodeEdit(op, "renamed").apply(doc)

@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 
 import mxnet as mx
 import pytest
 
-from mxexplorer.core import symbol_io
-from mxexplorer.core.document import GraphDocument, NodeKind
+from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.errors import SymbolFileError
+from mxexplorer.core.kinds import NodeKind
 from tests.conftest import CORPUS, DATA, EXAMPLES, corpus_files, corpus_params
 
 MX_UNLOADABLE = {
@@ -201,26 +200,3 @@ def test_missing_file_and_folder() -> None:
         GraphDocument.open("/nonexistent/x-symbol.json")
     with pytest.raises(SymbolFileError, match="folder"):
         GraphDocument.open(str(DATA))
-
-
-def test_write_atomic_replaces_and_keeps_original_on_failure(tmp_path) -> None:
-    target = tmp_path / "a-symbol.json"
-    target.write_text("original")
-    target.chmod(0o640)
-    symbol_io.write_atomic(str(target), "new")
-    assert target.read_text() == "new"
-    assert target.stat().st_mode & 0o777 == 0o640
-    # a new file gets what open() would give under the umask, not mkstemp's 0600
-    old = os.umask(0o022)
-    try:
-        symbol_io.write_atomic(str(tmp_path / "new.svg"), "x")
-    finally:
-        os.umask(old)
-    assert (tmp_path / "new.svg").stat().st_mode & 0o777 == 0o644
-    # a write that cannot happen (the "folder" is a file) raises and leaves no debris
-    blocker = tmp_path / "not_a_folder"
-    blocker.write_text("keep")
-    with pytest.raises(OSError):
-        symbol_io.write_atomic(str(blocker / "b.json"), "lost?")
-    assert blocker.read_text() == "keep"
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".mxexplorer-")] == []

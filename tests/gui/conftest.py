@@ -51,7 +51,7 @@ def _drop_edits(window: MainWindow) -> None:
     try:
         if window.session is not None:
             window.session.undo_stack.setClean()
-            window.session.base_modified = False
+            window.session.file.base_modified = False
     except RuntimeError:
         pass                             # the test closed (and so deleted) it already
 

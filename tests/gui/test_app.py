@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
-from mxexplorer.core import edits
+from mxexplorer.core import edits, tags
 from mxexplorer.gui.panels.tree import NODE_ROLE
 from tests.conftest import EXAMPLES, REPO, WAIT_MS, WAIT_S
 
@@ -94,6 +94,14 @@ def _edit_value(window, key: str, value: str) -> None:
     table = window.inspector.table
     row = [table.item(r, 0).text() for r in range(table.rowCount())].index(key)
     table.item(row, 1).setText(value)
+    _validated(window)
+
+
+def _validated(window) -> None:
+    """MXNet checks a proposed edit on a worker: wait for its word."""
+    from pytestqt.qtbot import QtBot
+
+    QtBot(window).waitUntil(lambda: not window.inspector.validating, timeout=WAIT_MS)
 
 
 def test_attribute_edit_valid_invalid_and_undo(make_window, qtbot) -> None:
@@ -104,7 +112,13 @@ def test_attribute_edit_valid_invalid_and_undo(make_window, qtbot) -> None:
     window.shape_form.rows["data"].setText("4,784")
     window.shape_form.infer_button.click()
     qtbot.waitUntil(lambda: window.shape_result is not None, timeout=WAIT_MS)
-    _edit_value(window, "num_hidden", "sixteen")
+    table = window.inspector.table
+    row = [table.item(r, 0).text() for r in range(table.rowCount())].index("num_hidden")
+    table.item(row, 1).setText("sixteen")
+    # MXNet's check runs on a worker: the GUI thread is free, nothing is changed yet
+    assert window.inspector.validating and window.inspector.validator.busy
+    assert doc.nodes[fc2].attrs["num_hidden"] == "32"
+    _validated(window)
     assert doc.nodes[fc2].attrs["num_hidden"] == "32"
     assert "num_hidden" in window.inspector.error_label.text()
     assert window.undo_stack.count() == 0
@@ -127,11 +141,13 @@ def test_attribute_edit_valid_invalid_and_undo(make_window, qtbot) -> None:
     window.inspector.new_key.setText("__lr_mult__")
     window.inspector.new_value.setText("0.5")
     window.inspector.add_button.click()
+    _validated(window)
     assert doc.nodes[fc2].attrs["__lr_mult__"] == "0.5"
     table = window.inspector.table
     row = [table.item(r, 0).text() for r in range(table.rowCount())].index("__lr_mult__")
     table.selectRow(row)
     window.inspector.remove_button.click()
+    _validated(window)
     assert "__lr_mult__" not in doc.nodes[fc2].attrs
 
 
@@ -155,7 +171,7 @@ def test_rename_prefix_mirror_then_save_and_reload(make_window, mlp_copy, tmp_pa
     relu = doc.find("relu1")[0]
     window.selection.set([relu])
     window.inspector.mirror_box.click()
-    assert edits.is_mirror_stage(doc.nodes[relu].attrs)
+    assert tags.is_mirror_stage(doc.nodes[relu].attrs)
     row = window.tree.node_rows(relu)[0]
     assert row.data(Qt.ItemDataRole.BackgroundRole) is not None
     window.push_edit(edits.PrefixAllEdit("sha-"))
@@ -194,7 +210,7 @@ def test_batch_field_updates_every_input(make_window, qtbot) -> None:
     window.shape_form.batch.setValue(32)
     qtbot.waitUntil(lambda: window.shape_form.rows["data"].text() == "32,3,224,224",
                     timeout=WAIT_MS)
-    assert window.session.input_shapes() == {"data": (32, 3, 224, 224)}
+    assert window.session.inputs.shapes() == {"data": (32, 3, 224, 224)}
 
 
 def test_screenshot_option_writes_a_png(tmp_path) -> None:
@@ -225,8 +241,8 @@ def test_typing_into_one_attribute_merges_into_one_undo_step(make_window) -> Non
     window = make_window(EXAMPLES / "mlp-symbol.json")
     doc = window.document
     relu = doc.find("relu1")[0]
-    window.push_edit(edits.SetAttrEdit((relu,), "act_type", "tanh"))
-    window.push_edit(edits.SetAttrEdit((relu,), "act_type", "sigmoid"))
+    window.push_edit(edits.set_attr((relu,), "act_type", "tanh"))
+    window.push_edit(edits.set_attr((relu,), "act_type", "sigmoid"))
     assert window.undo_stack.count() == 1
     window.undo_stack.undo()
     assert doc.nodes[relu].attrs["act_type"] == "relu"

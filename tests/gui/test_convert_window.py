@@ -46,7 +46,7 @@ def test_export_onnx_of_an_unsupported_op_selects_it(make_window, qtbot, dialogs
     cell = window.tree.node_rows(prob1[0])[0]
     assert cell.data(Qt.ItemDataRole.ForegroundRole) is not None
     assert "no rule for SoftmaxActivation" in cell.data(Qt.ItemDataRole.ToolTipRole)
-    window.push_edit(edits.SetAttrEdit((prob1[0],), "axis", "1"))
+    window.push_edit(edits.set_attr((prob1[0],), "axis", "1"))
     assert cell.data(Qt.ItemDataRole.ForegroundRole) is None
 
 
@@ -54,7 +54,7 @@ def test_compare_with_colours_both_graphs_and_steps_through(make_window, qtbot,
                                                             tmp_path) -> None:
     edited = GraphDocument.open(str(R18))
     relu = edited.find("resnetv10_stage3_relu0_fwd")[0]
-    edits.SetAttrEdit((relu,), "act_type", "tanh").apply(edited)
+    edits.set_attr((relu,), "act_type", "tanh").apply(edited)
     other = tmp_path / "edited-symbol.json"
     other.write_text(edited.to_json())
     window = make_window(R18)

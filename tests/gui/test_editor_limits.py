@@ -62,7 +62,7 @@ def test_shapes_past_mxnets_limit_are_one_line_in_the_form(make_window, qtbot,
     form.rows["data"].setText("2147483648,784")
     form.rows["data"].editingFinished.emit()
     assert "out of range" in form.message.text()
-    window.session.set_input_shapes({"data": (2**40, 784)}, infer=False)   # a file's hint
+    window.session.inputs.set({"data": (2**40, 784)}, infer=False)   # a file's hint
     assert form.batch.value() == form.batch.maximum()
     form.rows["data"].setText("3000000,784")
     form.rows["data"].editingFinished.emit()

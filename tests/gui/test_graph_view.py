@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 
-from mxexplorer.core import drawing, edits
+from mxexplorer.core import drawing, edits, tags
 from mxexplorer.gui.panels.graph_pane import GraphPane
 from tests.conftest import EXAMPLES, WAIT_MS
 
@@ -96,7 +96,7 @@ def test_tags_restyle_without_a_new_layout(drawn, qtbot) -> None:
     window.push_edit(edits.mirror_stage_edit(doc, (conv,), True))
     qtbot.waitUntil(lambda: pane.build.node_items[conv].pen().color()
                     == QColor(drawing.MIRROR_COLOUR), timeout=WAIT_MS)
-    window.push_edit(edits.SetAttrEdit((bn,), edits.FORCE_MIRRORING, "True"))
+    window.push_edit(edits.set_attr((bn,), tags.FORCE_MIRRORING, "True"))
     qtbot.waitUntil(lambda: pane.build.node_items[bn].pen().style()
                     == Qt.PenStyle.DashLine, timeout=WAIT_MS)
     assert pane.layout is layout
@@ -117,7 +117,7 @@ def test_context_menu_toggles_a_mirror_stage(drawn, qtbot) -> None:
     assert not action.isChecked()
     action.trigger()
     menu.close()
-    assert edits.is_mirror_stage(doc.nodes[conv].attrs)
+    assert tags.is_mirror_stage(doc.nodes[conv].attrs)
     assert window.selection.nodes == [conv]
 
 
@@ -134,7 +134,7 @@ def test_edits_relayout_and_keep_the_view(drawn, qtbot) -> None:
     qtbot.wait(300)
     assert pane.layout is layout
     with qtbot.waitSignal(pane.drawn, timeout=WAIT_MS):
-        window.push_edit(edits.SetAttrEdit((convs[0],), "kernel", "(5, 5)"))
+        window.push_edit(edits.set_attr((convs[0],), "kernel", "(5, 5)"))
     assert pane.layout is not layout
     assert "5\u00d75" in pane.graph.nodes[[n.id for n in pane.graph.nodes].index(convs[0])].detail
     after = pane.view.mapFromScene(pane.build.node_items[target].boundingRect().center())

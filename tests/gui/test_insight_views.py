@@ -67,12 +67,12 @@ def test_colour_by_memory_paints_graph_legend_and_tree_bars_alike(inferred, qtbo
     macs = session.insight.values()
     assert _fill(pane, max(macs, key=macs.get)) == metrics.viridis(1.0)
     # an edit leaves no fresh figures: grey and a note, not old colours
-    session.auto_infer = False
-    session.push_edit(edits.SetAttrEdit((convs[1],), "num_filter", "32"))
+    session.inputs.auto_infer = False
+    session.push_edit(edits.set_attr((convs[1],), "num_filter", "32"))
     assert _fill(pane, convs[0]) == metrics.NO_VALUE
     assert "for the graph before your last edit: infer again" in pane.legend.text()
-    session.infer()
-    qtbot.waitUntil(lambda: session.analysis_stale() is None, timeout=WAIT_MS)
+    session.analysis.infer()
+    qtbot.waitUntil(lambda: session.analysis.stale() is None, timeout=WAIT_MS)
     assert _fill(pane, convs[0]) != metrics.NO_VALUE          # fresh figures, colours back
     box.setCurrentIndex(box.findData("family"))
     qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=WAIT_MS)
@@ -118,7 +118,7 @@ def test_time_needs_a_profile_then_colours_and_fills_the_columns(inferred, qtbot
     cell = window.tree.node_rows(conv)[0].siblingAtColumn(BAR_COLUMNS["time"])
     assert cell.data() == metrics.format_ms(times[conv]) and cell.data(BAR_ROLE) is not None
     # the graph changes: the profile was for the old one, and nothing shows it
-    session.push_edit(edits.SetAttrEdit((conv,), "num_filter", "32"))
+    session.push_edit(edits.set_attr((conv,), "num_filter", "32"))
     assert session.insight.fresh_profile() is None
     assert cell.data() == "" and "no profile" in pane.legend.text()
     assert ops.table.columnCount() == 9 and ops.table.item(row, col) is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import mxnet as mx
 from PySide6.QtCore import Qt
 
-from mxexplorer.core import drawing, edits
+from mxexplorer.core import drawing, tags
 from mxexplorer.gui.panels.tree import RECOMPUTE_BRUSH
 from tests.conftest import EXAMPLES, WAIT_MS
 
@@ -43,7 +43,7 @@ def test_a_search_runs_to_the_end_and_its_plan_applies_and_undoes(make_window, q
                   and i in window.graph_pane.build.node_items and not doc.nodes[i].is_variable]
     pen = window.graph_pane.build.node_items[recomputed[0]].pen()
     assert pen.color().name() == drawing.RECOMPUTE_COLOUR
-    assert not any(edits.FORCE_MIRRORING in n.attrs for n in doc.nodes)
+    assert not any(tags.FORCE_MIRRORING in n.attrs for n in doc.nodes)
     # ... and in the tree: the recomputed rows coloured, with a tooltip that says so
     row = window.tree.node_rows(recomputed[0])[0]
     assert row.data(Qt.ItemDataRole.BackgroundRole) == RECOMPUTE_BRUSH
@@ -60,11 +60,11 @@ def test_a_search_runs_to_the_end_and_its_plan_applies_and_undoes(make_window, q
     steps = window.undo_stack.count()
     panel.apply_button.click()
     assert window.undo_stack.count() == steps + 1
-    tagged = {i for i, n in enumerate(doc.nodes) if n.attrs.get(edits.FORCE_MIRRORING)}
+    tagged = {i for i, n in enumerate(doc.nodes) if n.attrs.get(tags.FORCE_MIRRORING)}
     assert tagged == {i for i in result.best.tags if not doc.nodes[i].is_variable}
-    assert all(doc.nodes[i].attrs.get(edits.MIRROR_STAGE) == "True" for i in result.stages)
+    assert all(doc.nodes[i].attrs.get(tags.MIRROR_STAGE) == "True" for i in result.stages)
     window.undo_stack.undo()
-    assert not any(edits.FORCE_MIRRORING in n.attrs or edits.MIRROR_STAGE in n.attrs
+    assert not any(tags.FORCE_MIRRORING in n.attrs or tags.MIRROR_STAGE in n.attrs
                    for n in doc.nodes)
     # export writes a graph MXNet loads with the tags
     out = tmp_path / "planned-symbol.json"

@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from mxexplorer.core import edits, memplan
+from mxexplorer.core import edits, memplan, tags
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.gui.host import WidgetHost
 from mxexplorer.gui.panels.inspector import AttributePanel
@@ -45,29 +45,29 @@ def _mlp() -> GraphDocument:
 
 def test_tree_alone_shows_shapes_then_marks_them_stale(alone) -> None:
     tree, session = alone(InternalsPanel, _mlp())
-    session.auto_infer = False
-    session.set_input_shapes({"data": (4, 784)})
-    session.infer_blocking()
+    session.inputs.auto_infer = False
+    session.inputs.set({"data": (4, 784)})
+    session.analysis.infer_blocking()
     fc2 = session.document.find("fc2")[0]
     cell = tree.node_rows(fc2)[0].siblingAtColumn(2)
     assert cell.data() == "(4, 32)" and not tree.stale_label.isVisible()
     relu = session.document.find("relu1")[0]
-    session.push_edit(edits.SetAttrEdit((relu,), "act_type", "tanh"))
+    session.push_edit(edits.set_attr((relu,), "act_type", "tanh"))
     assert tree.stale_label.isVisible()
     assert cell.data() == "(4, 32)"                  # kept, and greyed
     assert cell.data(Qt.ItemDataRole.ForegroundRole) is not None
     assert "before your last edit" in tree.stale_label.text()
-    session.infer_blocking()
+    session.analysis.infer_blocking()
     assert not tree.stale_label.isVisible()
-    session.set_input_shapes({"data": (2, 784)})     # auto is off: stale for shapes too
+    session.inputs.set({"data": (2, 784)})     # auto is off: stale for shapes too
     assert "other input shapes" in tree.stale_label.text()
     assert cell.data() == "(4, 32)"
 
 
 def test_inspector_alone_shows_the_output_shape_memory_and_macs(alone) -> None:
     inspector, session = alone(AttributePanel, _mlp())
-    session.set_input_shapes({"data": (4, 784)}, infer=False)
-    session.infer_blocking()
+    session.inputs.set({"data": (4, 784)}, infer=False)
+    session.analysis.infer_blocking()
     fc1 = session.document.find("fc1")[0]
     session.selection.set([fc1])
     assert "fc1_output: (4, 64)" in inspector.outputs_label.text()
@@ -92,28 +92,28 @@ def test_shape_form_alone_scrolls_and_filters_150_inputs(alone, qtbot) -> None:
     assert shown == [f"in14{k}" for k in range(10)]
     form.rows["in140"].setText("2,3")
     form.rows["in140"].editingFinished.emit()
-    assert session.input_shapes() == {"in140": (2, 3)}
+    assert session.inputs.shapes() == {"in140": (2, 3)}
 
 
 def test_planner_alone_plans_selects_a_point_and_applies_it(alone, qtbot) -> None:
     doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
     panel, session = alone(MemoryPanel, doc)
-    session.set_input_shapes({"data": (4, 3, 64, 64)}, infer=False)
+    session.inputs.set({"data": (4, 3, 64, 64)}, infer=False)
     qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=WAIT_MS)   # plots in
     panel.stages.setCurrentIndex(panel.stages.findData("auto"))
     panel.search.setCurrentIndex(panel.search.findData("original"))
     with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.start_button.click()
-    result = session.plan
-    assert result is not None and session.selected_plan is result.best
+    result = session.plans.result
+    assert result is not None and session.plans.selected is result.best
     other = next(p for p in result.probes if p.ok and p.kind != "baseline"
                  and p.kept != result.best.kept)
-    session.select_probe(other)
-    assert session.selected_plan.kept == other.kept
+    session.plans.select_probe(other)
+    assert session.plans.selected.kept == other.kept
     assert len(panel.plan_plot.selected_point.data) == 1
     panel.apply_button.click()
-    assert session.plan_applied() and not panel.apply_button.isEnabled()
-    kept = {i for i, n in enumerate(doc.nodes) if n.attrs.get(edits.FORCE_MIRRORING) == "False"}
+    assert session.plans.applied() and not panel.apply_button.isEnabled()
+    kept = {i for i, n in enumerate(doc.nodes) if n.attrs.get(tags.FORCE_MIRRORING) == "False"}
     assert kept == set(other.kept)
 
 
@@ -121,7 +121,7 @@ def test_inspector_alone_flips_a_variable_and_the_file_remembers(alone, settings
                                                                  tmp_path, qtbot) -> None:
     import mxnet as mx
 
-    from mxexplorer.core.document import NodeKind
+    from mxexplorer.core.kinds import NodeKind
 
     sym = mx.sym.broadcast_add(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4),
                                mx.sym.var("offset"))
@@ -135,7 +135,7 @@ def test_inspector_alone_flips_a_variable_and_the_file_remembers(alone, settings
     inspector.kind_box.setCurrentIndex(inspector.kind_box.findData(NodeKind.PARAM.value))
     inspector.kind_box.activated.emit(inspector.kind_box.currentIndex())
     assert doc.kinds()[offset] == NodeKind.PARAM and session.undo_stack.count() == 1
-    assert "offset" not in session.input_shapes()
+    assert "offset" not in session.inputs.shapes()
     # the next time this file opens, offset is a parameter still
     again, _ = alone(AttributePanel, GraphDocument.open(str(path)))
     assert again.document.kinds()[offset] == NodeKind.PARAM
@@ -184,13 +184,13 @@ def test_the_front_fills_a_clicked_point_applies_exactly_and_a_budget_picks_leas
 
     doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
     panel, session = alone(MemoryPanel, doc)
-    session.set_input_shapes({"data": (8, 3, 112, 112)}, infer=False)
+    session.inputs.set({"data": (8, 3, 112, 112)}, infer=False)
     qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=WAIT_MS)
     panel.stages.setCurrentIndex(panel.stages.findData("auto"))
     panel.search.setCurrentIndex(panel.search.findData("best"))
     with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.start_button.click()
-    result = session.plan
+    result = session.plans.result
     front = plansearch.front(result.probes)
     assert len(front) >= 4                          # memory traded for recompute
     assert [p.cost_mb for p in front] == sorted(p.cost_mb for p in front)
@@ -203,13 +203,13 @@ def test_the_front_fills_a_clicked_point_applies_exactly_and_a_budget_picks_leas
     target = front[len(front) // 2]
     assert target.kept != result.best.kept
     _click_spot(qtbot, plot.plot, 100 * target.recompute_share, target.cost_mb)
-    qtbot.waitUntil(lambda: session.selected_plan.kept == target.kept, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: session.plans.selected.kept == target.kept, timeout=WAIT_MS)
     assert len(plot.selected_point.data) == 1
-    assert session.preview_tags() is not None                  # previewed, not applied
+    assert session.plans.preview_tags() is not None                  # previewed, not applied
     # ... and Apply puts exactly its tags in the document, whose cost is the point's
     panel.apply_button.click()
-    assert session.plan_applied()
-    kept = {i for i, n in enumerate(doc.nodes) if n.attrs.get(edits.FORCE_MIRRORING) == "False"}
+    assert session.plans.applied()
+    kept = {i for i, n in enumerate(doc.nodes) if n.attrs.get(tags.FORCE_MIRRORING) == "False"}
     assert kept == set(target.kept)
     oracle = memplan.CostOracle({"data": (8, 3, 112, 112)})
     assert abs(oracle(doc.to_json()) - target.cost_mb) <= 1
@@ -217,7 +217,7 @@ def test_the_front_fills_a_clicked_point_applies_exactly_and_a_budget_picks_leas
     budget = float((front[0].cost_mb + front[-1].cost_mb) // 2)   # whole MB: the box's
     panel.budget.setValue(budget)
     panel.least_button.click()
-    chosen = session.selected_plan
+    chosen = session.plans.selected
     fits = [p for p in result.probes if p.ok and p.kind != "baseline"
             and p.cost_mb <= budget and p.recompute_macs is not None]
     assert chosen.cost_mb <= budget
@@ -240,14 +240,14 @@ def test_memory_over_a_step_follows_the_analysis_and_the_selected_plan(alone, qt
     chart = panel.step_chart
     assert chart.unplanned is None and "Infer shapes" in chart.note.text()
     shapes = {"data": (8, 3, 112, 112)}
-    session.set_input_shapes(shapes)                      # infers
+    session.inputs.set(shapes)                      # infers
     qtbot.waitUntil(lambda: chart.unplanned is not None, timeout=WAIT_MS)
     expected = liveness.Model(doc, infer_document(doc, doc.to_json(), shapes).by_entry)
     assert chart.unplanned.peak_bytes == expected.simulate({}).peak_bytes
     assert len(chart.curve.yData) == len(chart.unplanned.steps) and chart.planned is None
     assert "with no plan: peak" in chart.note.text()
     # parameters, their gradients and the auxiliary states are the band under the curve
-    st = session.analysis.stats
+    st = session.analysis.result.stats
     band = 4 * (2 * st.params + st.aux_values)
     assert chart.base_bytes == band and chart.band.yData[0] == band / liveness.MB
     peak = chart.unplanned.peak_step
@@ -263,7 +263,7 @@ def test_memory_over_a_step_follows_the_analysis_and_the_selected_plan(alone, qt
         panel.start_button.click()
     qtbot.waitUntil(lambda: chart.planned is not None, timeout=WAIT_MS)
     assert chart.planned.peak_bytes < chart.unplanned.peak_bytes
-    assert chart.planned.peak_bytes == expected.simulate(session.selected_plan.tags).peak_bytes
+    assert chart.planned.peak_bytes == expected.simulate(session.plans.selected.tags).peak_bytes
     assert "recompute" in {s.phase for s in chart.planned.steps}
     assert "with the selected plan: peak" in chart.note.text()
     # clicking the curve at a step selects that step's node
@@ -287,7 +287,7 @@ def test_memory_over_a_step_follows_the_analysis_and_the_selected_plan(alone, qt
             for x, y in zip(curve.xData, curve.yData):
                 assert not box.contains(vb.mapViewToScene(QPointF(x, y))), (height, x, y)
     # other shapes, not inferred yet: the chart says so instead of showing old figures
-    session.set_input_shapes({"data": (8, 3, 96, 96)}, infer=False)
+    session.inputs.set({"data": (8, 3, 96, 96)}, infer=False)
     qtbot.waitUntil(lambda: chart.unplanned is None, timeout=WAIT_MS)
     assert "Infer shapes" in chart.note.text() and not len(chart.curve.yData or [])
 
@@ -299,7 +299,7 @@ def test_op_summary_alone_follows_the_analysis_sorts_and_selects(alone, qtbot) -
     doc = GraphDocument.open(str(EXAMPLES / "resnet18_v1-symbol.json"))
     panel, session = alone(OpSummaryPanel, doc)
     assert panel.table.rowCount() == 0 and "Infer shapes" in panel.note.text()
-    session.set_input_shapes({"data": (2, 3, 224, 224)})
+    session.inputs.set({"data": (2, 3, 224, 224)})
     qtbot.waitUntil(lambda: panel.table.rowCount() > 0, timeout=WAIT_MS)
     expected = report.by_op(doc, stats.analyze(doc.snapshot(), {"data": (2, 3, 224, 224)}
                                                ).stats)
@@ -320,7 +320,7 @@ def test_op_summary_alone_follows_the_analysis_sorts_and_selects(alone, qtbot) -
     pools = [i for i, n in enumerate(doc.nodes) if n.op == "Pooling"]
     assert sorted(session.selection.nodes) == pools
     # an edit leaves the figures stale until inferred again: the table says so
-    session.set_input_shapes({"data": (2, 3, 112, 112)}, infer=False)
+    session.inputs.set({"data": (2, 3, 112, 112)}, infer=False)
     assert panel.table.rowCount() == 0
 
 

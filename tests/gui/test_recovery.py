@@ -59,7 +59,7 @@ def test_edits_of_a_killed_run_are_offered_back(qtbot, settings, mlp_copy, dialo
     assert doc.param_renames["fc1_weight"] == "dense1_weight"
     assert window.is_modified() and window.isWindowModified()
     # restored edits are this process's now: a second look offers nothing
-    assert window.session.recovery.store.orphans() == []
+    assert window.session.file.recovery.store.orphans() == []
     assert len(os.listdir(settings.recovery_dir())) == 1
     # Save As writes them, the checkpoint's keys following the rename; the file goes
     target = tmp_path / "saved" / "mlp-symbol.json"
@@ -89,7 +89,7 @@ def test_discard_removes_them_and_later_keeps_them(qtbot, settings, mlp_copy,
 
     store = RecoveryStore(settings.recovery_dir())
     doc = GraphDocument.open(str(mlp_copy))
-    edits.SetAttrEdit((3,), "lr_mult", "0.5").apply(doc)
+    edits.set_attr((3,), "lr_mult", "0.5").apply(doc)
     file = store.write(store.new_key(), doc)
     _left_by_a_dead_process(file)
     window = MainWindow(settings)
@@ -110,7 +110,7 @@ def test_an_edit_writes_a_recovery_file_and_saving_removes_it(make_window, mlp_c
 
     window = make_window(mlp_copy)
     folder = window.settings.recovery_dir()
-    window.push_edit(edits.SetAttrEdit((3,), "lr_mult", "0.5"))
+    window.push_edit(edits.set_attr((3,), "lr_mult", "0.5"))
     qtbot.waitUntil(lambda: os.path.isdir(folder) and len(os.listdir(folder)) == 1,
                     timeout=WAIT_MS)
     window.undo_stack.undo()                           # back to the file: nothing unsaved
@@ -128,8 +128,8 @@ def test_a_failed_save_says_so_and_keeps_the_edits(make_window, mlp_copy, qtbot,
     from mxexplorer.core import edits
 
     window = make_window(mlp_copy)
-    window.push_edit(edits.SetAttrEdit((3,), "lr_mult", "0.5"))
-    window.session.write_recovery()
+    window.push_edit(edits.set_attr((3,), "lr_mult", "0.5"))
+    window.session.file.write_recovery()
     folder = window.settings.recovery_dir()
     assert len(os.listdir(folder)) == 1
     original = mlp_copy.read_bytes()
@@ -162,9 +162,9 @@ def test_the_first_edit_after_a_save_is_protected_at_once(make_window, mlp_copy)
     session = window.session
     folder = window.settings.recovery_dir()
     fc1 = window.document.find("fc1")[0]
-    window.push_edit(edits.SetAttrEdit((fc1,), "num_hidden", "48"))
+    window.push_edit(edits.set_attr((fc1,), "num_hidden", "48"))
     assert os.path.isdir(folder) and os.listdir(folder)          # no event loop turned
-    session.save_to(str(mlp_copy))
+    session.file.save_to(str(mlp_copy))
     assert not os.listdir(folder)                                # saved: nothing to keep
-    window.push_edit(edits.SetAttrEdit((fc1,), "num_hidden", "40"))
+    window.push_edit(edits.set_attr((fc1,), "num_hidden", "40"))
     assert os.listdir(folder)                                    # the first after a save

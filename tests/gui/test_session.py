@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMessageBox
 
-from mxexplorer.core import edits, memplan
+from mxexplorer.core import edits, memplan, tags
 from mxexplorer.gui.panels.tree import RECOMPUTE_BRUSH
 from mxexplorer.gui.windows import all_windows
 from tests.conftest import EXAMPLES, REPO, WAIT_MS, WAIT_S
@@ -68,7 +68,7 @@ def test_a_result_for_an_older_graph_is_shown_as_stale(make_window, qtbot) -> No
     fresh_colour = pane.build.label_items[0].brush().color().name()
     fc1 = window.document.find("fc1")[0]
     relu1 = window.document.find("relu1")[0]
-    window.push_edit(edits.SetAttrEdit((relu1,), "act_type", "tanh"))
+    window.push_edit(edits.set_attr((relu1,), "act_type", "tanh"))
     # the tree keeps the old shapes, marked as such
     assert window.tree.stale_label.isVisible()
     assert "before your last edit" in window.tree.stale_label.text()
@@ -127,8 +127,8 @@ def _non_best_point(panel):
 
 
 def _tags(nodes) -> dict:
-    return {i: n.attrs[edits.FORCE_MIRRORING] for i, n in enumerate(nodes)
-            if edits.FORCE_MIRRORING in n.attrs}
+    return {i: n.attrs[tags.FORCE_MIRRORING] for i, n in enumerate(nodes)
+            if tags.FORCE_MIRRORING in n.attrs}
 
 
 def test_apply_and_export_use_the_point_the_user_clicked(make_window, qtbot,
@@ -163,7 +163,7 @@ def test_an_edit_ends_the_preview_of_an_older_plan(make_window, qtbot) -> None:
     doc = window.document
     assert window.tree.model.preview            # the best plan is previewed
     conv = next(i for i, n in enumerate(doc.nodes) if n.op == "Convolution")
-    window.push_edit(edits.SetAttrEdit((conv,), "num_filter", "32"))
+    window.push_edit(edits.set_attr((conv,), "num_filter", "32"))
     assert not window.tree.model.preview
     assert not panel.apply_button.isEnabled()
 
@@ -216,7 +216,7 @@ def test_quit_closes_every_window_asking_for_each_modified_one(make_window, qtbo
     first = make_window(MLP)
     second = make_window(R18)
     fc1 = first.document.find("fc1")[0]
-    first.push_edit(edits.SetAttrEdit((fc1,), "num_hidden", "48"))
+    first.push_edit(edits.set_attr((fc1,), "num_hidden", "48"))
     assert first.quit_action.shortcut() == QKeySequence("Ctrl+Q")
     for window in (first, second):          # the fixture closes (and deletes) them
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
@@ -233,7 +233,7 @@ def test_ctrl_y_redoes_as_on_other_desktops(make_window) -> None:
     keys = [k.toString() for k in window.redo_action.shortcuts()]
     assert "Ctrl+Y" in keys and "Ctrl+Shift+Z" in keys
     fc1 = window.document.find("fc1")[0]
-    window.push_edit(edits.SetAttrEdit((fc1,), "num_hidden", "48"))
+    window.push_edit(edits.set_attr((fc1,), "num_hidden", "48"))
     window.undo_action.trigger()
     assert window.document.nodes[fc1].attrs["num_hidden"] != "48"
     window.redo_action.trigger()

@@ -17,8 +17,8 @@ from PySide6.QtCore import QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QStackedWidget, QVBoxLayout, QWidget
 
-from mxexplorer.core import drawing, edits
-from mxexplorer.core.document import Change
+from mxexplorer.core import drawing, tags
+from mxexplorer.core.changes import AttrsChanged, Change, Saved
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.base import SessionPanel
@@ -141,8 +141,8 @@ class GraphPane(SessionPanel):
         self._relayout_timer.timeout.connect(self.refresh)
 
         session.document_changed.connect(self._on_document_changed)
-        session.analysis_changed.connect(self._on_analysis_changed)
-        session.preview_changed.connect(self._on_preview_changed)
+        session.analysis.changed.connect(self._on_analysis_changed)
+        session.plans.preview_changed.connect(self._on_preview_changed)
         session.insight.colours_changed.connect(self._update_legend)
         self.selection.changed.connect(self._on_selection_changed)
         themes().changed.connect(self._on_theme_changed)
@@ -224,7 +224,7 @@ class GraphPane(SessionPanel):
         """What to draw (the document's graph with the session's plan preview, big ones
         as blocks) and its layout source."""
         graph = drawing.visible_graph(self.document, self.show_params)
-        preview = self.session.preview_tags()
+        preview = self.session.plans.preview_tags()
         previewed = graph
         if preview is not None:
             nodes = tuple(dataclasses.replace(n, recompute=bool(preview.get(n.id)))
@@ -259,9 +259,9 @@ class GraphPane(SessionPanel):
         """Shapes on the edges: the session's analysis, greyed when it is stale."""
         if self.build is None:
             return
-        analysis = self.session.analysis
+        analysis = self.session.analysis.result
         shapes = analysis.shapes.by_entry if analysis is not None else None
-        self.build.place_labels(shapes, stale=self.session.analysis_stale() is not None)
+        self.build.place_labels(shapes, stale=self.session.analysis.stale() is not None)
         self._apply_lod(self.view.scale_factor)
 
     def _apply_lod(self, scale: float) -> None:
@@ -349,14 +349,10 @@ class GraphPane(SessionPanel):
 
     @Slot(str)
     def _on_search_changed(self, text: str) -> None:
-        needle = text.strip().lower()
-        self._matches = []
+        needle = text.strip()
         self._match_at = -1
-        if needle and self.graph is not None:
-            nodes = self.document.nodes
-            self._matches = [n.id for n in self.graph.nodes
-                             if needle in n.title.lower() or (n.id < len(nodes) and
-                                                              needle in nodes[n.id].name.lower())]
+        self._matches = drawing.matching(self.graph, self.document, needle) \
+            if self.graph is not None else []
         self.toolbar.set_matches(f"{len(self._matches)} found" if needle else "")
 
     @Slot()
@@ -383,7 +379,7 @@ class GraphPane(SessionPanel):
         ops = [n for n in nodes if not doc.nodes[n].is_variable]
         menu = QMenu(self)
         if ops:
-            tagged = all(edits.is_mirror_stage(doc.nodes[n].attrs) for n in ops)
+            tagged = all(tags.is_mirror_stage(doc.nodes[n].attrs) for n in ops)
             act = menu.addAction("Mirror stage" if len(ops) == 1
                                  else f"Mirror stage ({len(ops)} nodes)")
             act.setCheckable(True)
@@ -434,10 +430,11 @@ class GraphPane(SessionPanel):
 
     def tooltip(self, node_id: int) -> str:
         if self.blocks.key_of(node_id) is not None:
-            analysis = self.session.analysis if self.session.fresh_shapes() else None
+            fresh = self.session.analysis.fresh_shapes() is not None
+            analysis = self.session.analysis.result if fresh else None
             return self.blocks.tooltip(node_id, analysis,
                                        self.graph.edges if self.graph else ())
-        result = self.session.fresh_shapes()
+        result = self.session.analysis.fresh_shapes()
         return node_tooltip(self.document, node_id,
                             result.by_entry if result is not None else None)
 
@@ -458,15 +455,17 @@ class GraphPane(SessionPanel):
 
     @Slot(object)
     def _on_document_changed(self, change: Change) -> None:
-        if change.kind == "saved":
+        if isinstance(change, Saved):
             return
+        if isinstance(change, AttrsChanged) and change.tags_only and self.build is not None:
+            return self.refresh()        # tags: new pens now (the layout stays)
         self._relayout_timer.start()
 
     # ------------------------------------------------------------ export
     def export_source(self, dpi: int = 0) -> str:
         """The picture's DOT source: what is shown, with shapes when they are fresh."""
         graph = drawing.visible_graph(self.document, self.show_params)
-        result = self.session.fresh_shapes()
+        result = self.session.analysis.fresh_shapes()
         shapes = result.by_entry if result is not None else None
         return drawing.styled_source(self.document, graph, shapes, dpi=dpi,
                                      legend=self.legend_button.isChecked(),
@@ -493,8 +492,8 @@ class GraphPane(SessionPanel):
             build.close()
             build.scene.deleteLater()
         disconnect_quietly((self.session.document_changed, self._on_document_changed),
-                             (self.session.analysis_changed, self._on_analysis_changed),
-                             (self.session.preview_changed, self._on_preview_changed),
+                             (self.session.analysis.changed, self._on_analysis_changed),
+                             (self.session.plans.preview_changed, self._on_preview_changed),
                              (self.session.insight.colours_changed, self._update_legend),
                              (self.selection.changed, self._on_selection_changed),
                            (themes().changed, self._on_theme_changed))

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 
 from mxexplorer.core import drawing, metrics
 from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.edits import FORCE_MIRRORING, MIRROR_STAGE, is_mirror_stage
 from mxexplorer.core.shapes import Shape, format_shape
+from mxexplorer.core.tags import FORCE_MIRRORING, MIRROR_STAGE, is_mirror_stage
 from mxexplorer.gui.theme import Theme
 
 NODE_KEY = 0        # item.data(NODE_KEY): the node id an item belongs to

@@ -3,10 +3,14 @@
 Shows op, inputs, outputs (with their shapes, memory, parameters and MACs from the
 session's analysis) and every attribute (hidden ``__key__`` ones included); values
 are editable, keys can be added and removed, the node renamed (with its own
-parameters), and mirror stages toggled.  Operator parameters are checked by MXNet
-before an edit is proposed; every change goes through the session as a core edit.
+parameters), and mirror stages toggled.  Operator parameters are checked by MXNet on
+a worker before an edit is made; every change goes through the session as a core
+edit, and the panel fills again only when a change touches what it shows.
 """
 from __future__ import annotations
+
+import functools
+from typing import Any
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
@@ -23,10 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mxexplorer.core import edits
-from mxexplorer.core.document import NodeKind
+from mxexplorer.core import edits, tags
+from mxexplorer.core.changes import Change, Saved
 from mxexplorer.core.edits import Edit
 from mxexplorer.core.errors import MXNetMissingError, UserError
+from mxexplorer.core.kinds import NodeKind
 from mxexplorer.core.shapes import format_shape
 from mxexplorer.core.stats import human_bytes, human_count
 from mxexplorer.gui.bridge import disconnect_quietly
@@ -37,6 +42,7 @@ from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings
 from mxexplorer.gui.text import plain_label
 from mxexplorer.gui.theme import set_role
+from mxexplorer.gui.workers import JobSlot
 
 
 class AttributePanel(SessionPanel):
@@ -110,6 +116,11 @@ class AttributePanel(SessionPanel):
         layout.addLayout(add_row)
         layout.addWidget(self.remove_button)
         self.param_stats = ParamStatsView(session, self)     # checkpoint values
+        #: MXNet's check of a proposed edit (off the GUI thread)
+        self.validator = JobSlot(self)
+        self.validator.finished.connect(self._on_validated)
+        self.validator.failed.connect(self._on_validation_failed)
+        self._proposal: tuple[int, int, dict[str, str | None], str] | None = None
         layout.addWidget(self.param_stats)
 
         self.rename_button.clicked.connect(self._on_rename_clicked)
@@ -122,7 +133,7 @@ class AttributePanel(SessionPanel):
         self.remove_button.clicked.connect(self._on_remove_clicked)
         self.selection.changed.connect(self._on_selection_changed)
         session.document_changed.connect(self._on_document_changed)
-        session.analysis_changed.connect(self._on_analysis_changed)
+        session.analysis.changed.connect(self._on_analysis_changed)
         self.fill()
 
     # ------------------------------------------------------------------ view
@@ -145,7 +156,7 @@ class AttributePanel(SessionPanel):
         ops = [n for n in nodes if not doc.nodes[n].is_variable]
         self.mirror_box.setEnabled(bool(ops))
         self.mirror_box.setChecked(bool(ops) and all(
-            edits.is_mirror_stage(doc.nodes[n].attrs) for n in ops))
+            tags.is_mirror_stage(doc.nodes[n].attrs) for n in ops))
         if not nodes or len(nodes) > 1:
             self.title.setText(f"{len(nodes)} nodes selected ({len(ops)} operators)"
                                if nodes else "Select a node in the tree")
@@ -181,8 +192,8 @@ class AttributePanel(SessionPanel):
         """Output names with their shapes; memory, parameters and MACs below (grey
         and said so when the analysis is for an older graph)."""
         doc = self.document
-        analysis = self.session.analysis
-        stale = self.session.analysis_stale()
+        analysis = self.session.analysis.result
+        stale = self.session.analysis.stale()
         shapes = analysis.shapes if analysis is not None else None
         names = doc.output_names(i)
         parts = []
@@ -211,10 +222,9 @@ class AttributePanel(SessionPanel):
         self.error_label.setText(message)
 
     # -------------------------------------------------------------- editing
-    def _validated(self, values: dict[str, str | None]) -> bool:
+    def _checked(self, values: dict[str, str | None]) -> bool:
         """The loader's limits (an edit never makes a file mxexplorer refuses to open),
-        a question before an edit that adds thousands of outputs, then MXNet's word on
-        whether the node's op accepts these attributes."""
+        and a question before an edit that adds thousands of outputs."""
         assert self.node is not None
         problem = edits.attrs_problem(self.document, self.node, values)
         if problem:
@@ -226,6 +236,15 @@ class AttributePanel(SessionPanel):
                 f"(the graph has {len(self.document.internals()):,} now): each becomes a "
                 "row, a tensor and an edge. Make it?"):
             return False
+        return True
+
+    def _propose(self, values: dict[str, str | None], label: str) -> None:
+        """Check the edit here, then ask MXNet whether the node's op accepts these
+        attributes on a worker (its answer may take a while the first time); the edit
+        is made when it says yes and the graph has not changed meanwhile."""
+        if self.node is None or not self._checked(values):
+            self.fill()
+            return
         node = self.document.nodes[self.node]
         attrs = dict(node.attrs)
         for k, v in values.items():
@@ -233,25 +252,40 @@ class AttributePanel(SessionPanel):
                 attrs.pop(k, None)
             else:
                 attrs[k] = v
-        try:
-            reason = edits.validate_op_attrs(node.op, attrs)
-        except MXNetMissingError:
-            reason = None  # without MXNet the edit is taken as it is
+        self._proposal = (self.node, self.document.revision, values, label)
+        self.validator.start(functools.partial(_mxnet_refusal, node.op, attrs))
+
+    @Slot(object)
+    def _on_validated(self, reason: str | None) -> None:
+        proposal, self._proposal = self._proposal, None
+        if proposal is None:
+            return
+        node, revision, values, label = proposal
+        if node != self.node or revision != self.document.revision:
+            self.fill()                      # the graph or the selection moved on
+            return
         if reason:
             self.show_error(f"MXNet refuses it: {reason}")
-            return False
-        self.show_error("")
-        return True
-
-    def _propose(self, values: dict[str, str | None], label: str) -> None:
-        if self.node is None or not self._validated(values):
             self.fill()
             return
+        self.show_error("")
         if len(values) == 1:
             (key, value), = values.items()
-            self._push(edits.SetAttrEdit((self.node,), key, value))
+            self._push(edits.set_attr((node,), key, value))
         else:
-            self._push(edits.SetAttrsEdit(self.node, values, label))
+            self._push(edits.set_node_attrs(node, values, label))
+
+    @Slot(str)
+    def _on_validation_failed(self, message: str) -> None:
+        self._proposal = None
+        self.show_error(message.strip().splitlines()[-1] if message.strip() else
+                        "the attributes could not be checked")
+        self.fill()
+
+    @property
+    def validating(self) -> bool:
+        """An edit waits for MXNet's word on it."""
+        return self._proposal is not None
 
     def _push(self, edit: Edit) -> bool:
         refused = self.session.push_edit(edit)
@@ -337,8 +371,17 @@ class AttributePanel(SessionPanel):
         self.fill()
 
     @Slot(object)
-    def _on_document_changed(self, change: object) -> None:
-        self.fill()
+    def _on_document_changed(self, change: Change) -> None:
+        """Fill again when the change touches what is shown: a selected node, or an
+        input of the one shown (its name is listed)."""
+        if isinstance(change, Saved):
+            return
+        doc = self.document
+        shown = {n for n in self.selection.nodes if n < len(doc.nodes)}
+        if self.node is not None and self.node < len(doc.nodes):
+            shown.update(s for s, _, _ in doc.nodes[self.node].inputs)
+        if shown & set(change.nodes):
+            self.fill()
 
     @Slot()
     def _on_analysis_changed(self) -> None:
@@ -346,7 +389,18 @@ class AttributePanel(SessionPanel):
             self._show_outputs(self.node)
 
     def closeEvent(self, event: object) -> None:  # noqa: N802
+        self.validator.cancel(quiet=True)
         disconnect_quietly((self.session.document_changed, self._on_document_changed),
-                             (self.session.analysis_changed, self._on_analysis_changed),
+                             (self.session.analysis.changed, self._on_analysis_changed),
                              (self.selection.changed, self._on_selection_changed))
         super().closeEvent(event)  # type: ignore[arg-type]
+
+
+def _mxnet_refusal(op: str, attrs: dict[str, str], progress: Any = None,
+                   token: Any = None) -> str | None:
+    """MXNet's reason to refuse these attributes for ``op`` (None: it takes them, or
+    MXNet is not there to ask: the edit is taken as it is).  Runs on a worker."""
+    try:
+        return edits.validate_op_attrs(op, attrs)
+    except MXNetMissingError:
+        return None

@@ -180,17 +180,18 @@ class MemoryPanel(SessionPanel):
         self._parts_timer = QTimer(self, singleShot=True, interval=0)
         self._parts_timer.timeout.connect(self._build_part)
 
-        job = session.planner
-        job.started.connect(self._on_job_started)
-        job.progress.connect(self._on_progress)
-        job.partial.connect(self._on_probe)
-        job.failed.connect(self._on_failed)
-        job.cancelled.connect(self._on_cancelled)
-        job.ended.connect(self._on_ended)
-        session.plan_changed.connect(self._on_plan_changed)
-        session.selected_plan_changed.connect(self._on_selected_plan_changed)
-        session.bench_changed.connect(self._on_bench_changed)
-        session.fit_changed.connect(self._on_fit_changed)
+        plans = session.plans
+        for job in plans.jobs():
+            job.started.connect(self._on_job_started)
+            job.progress.connect(self._on_progress)
+            job.failed.connect(self._on_failed)
+            job.cancelled.connect(self._on_cancelled)
+            job.ended.connect(self._on_ended)
+        plans.plan_job.partial.connect(self._on_probe)
+        session.plans.changed.connect(self._on_plan_changed)
+        session.plans.selected_changed.connect(self._on_selected_plan_changed)
+        session.plans.bench_changed.connect(self._on_bench_changed)
+        session.plans.fit_changed.connect(self._on_fit_changed)
         loader().state_changed.connect(self._on_mxnet_state)
         if loader().ready:
             self.load_devices()
@@ -219,7 +220,7 @@ class MemoryPanel(SessionPanel):
         # a tab beside the plots, not a column of its own: the plots kept too little
         # room in a first window's planner (1280 px wide, beside the controls and words)
         self.plots.addTab(self.bench_view, "Benchmark")
-        self._set_running(self.session.planner.busy)
+        self._set_running(self.session.plans.busy)
         self._on_plan_changed()
         self._on_selected_plan_changed()
         self.built.emit()
@@ -232,11 +233,11 @@ class MemoryPanel(SessionPanel):
     # ------------------------------------------------------------ what tests read
     @property
     def result(self) -> memplan.PlanResult | None:
-        return self.session.plan
+        return self.session.plans.result
 
     @property
     def bench(self) -> list[Any] | None:
-        return self.session.bench
+        return self.session.plans.bench
 
     @property
     def probes(self) -> list[memplan.Probe]:
@@ -244,7 +245,7 @@ class MemoryPanel(SessionPanel):
 
     @property
     def busy(self) -> bool:
-        return self.session.planner.busy
+        return self.session.plans.busy
 
     # ------------------------------------------------------------- choices
     def choices(self) -> dict:
@@ -297,7 +298,7 @@ class MemoryPanel(SessionPanel):
     # ------------------------------------------------------------- jobs
     def _start(self, what: str, *args: Any) -> bool:
         try:
-            getattr(self.session, what)(*args)
+            getattr(self.session.plans, what)(*args)
         except UserError as exc:
             self._set_status(str(exc), error=True)
             return False
@@ -326,7 +327,7 @@ class MemoryPanel(SessionPanel):
                 self.plots.setCurrentWidget(self.bench_view)
 
     def cancel(self) -> None:
-        self.session.planner.cancel()
+        self.session.plans.cancel()
 
     def _set_running(self, on: bool) -> None:
         for b in (self.start_button, self.fit_button, self.bench_button):
@@ -372,7 +373,7 @@ class MemoryPanel(SessionPanel):
 
     @Slot()
     def _on_fit_changed(self) -> None:
-        fit = self.session.fit
+        fit = self.session.plans.fit
         if fit is not None:
             self._set_status(f"Within {fit.budget_mb:.0f} MB: batch {fit.unplanned_batch} "
                              f"unplanned ({fit.unplanned_mb or 0:.0f} MB), batch "
@@ -381,15 +382,16 @@ class MemoryPanel(SessionPanel):
     @Slot()
     def _on_bench_changed(self) -> None:
         if self.bench_view is not None:
-            self.bench_view.show_results(self.session.bench or [], self.session.bench_verdict)
-            if self.session.bench:
+            plans = self.session.plans
+            self.bench_view.show_results(plans.bench or [], plans.bench_verdict)
+            if plans.bench:
                 self.plots.setCurrentWidget(self.bench_view)
         self._on_selected_plan_changed()
 
     # ------------------------------------------------------------- the plan
     @Slot()
     def _on_plan_changed(self) -> None:
-        result = self.session.plan
+        result = self.session.plans.result
         if result is not None and self.plan_plot is not None and self.front_plot is not None:
             self.plan_plot.show_probes(list(result.probes))
             self.front_plot.show_probes(list(result.probes),
@@ -397,31 +399,31 @@ class MemoryPanel(SessionPanel):
 
     def select_within_budget(self) -> None:
         """The plan that recomputes least within the budget becomes the selected plan."""
-        result, budget = self.session.plan, self.budget.value()
+        result, budget = self.session.plans.result, self.budget.value()
         if result is None:
             self._set_status("Press Plan first: the budget picks among its plans.")
             return
         if self.front_plot is not None:
             self.front_plot.set_budget(budget)
         try:
-            self.session.select_probe(plansearch.pick_within(result.probes, budget))
+            self.session.plans.select_probe(plansearch.pick_within(result.probes, budget))
         except UserError as exc:
             self._set_status(f"{str(exc)[:1].upper()}{str(exc)[1:]}.", error=True)
 
     @Slot(object)
     def _on_probe_clicked(self, probe: memplan.Probe) -> None:
-        if self.session.plan is None:
+        if self.session.plans.result is None:
             self._set_status("Wait for the search to finish, then pick a point.")
             return
-        self.session.select_probe(probe)
+        self.session.plans.select_probe(probe)
 
     @Slot()
     def _on_selected_plan_changed(self) -> None:
         """The status names the plan that Apply, Export and Benchmark use."""
         session = self.session
-        result, plan = session.plan, session.selected_plan
-        valid = session.plan_valid()
-        applied = session.plan_applied()
+        result, plan = session.plans.result, session.plans.selected
+        valid = session.plans.valid()
+        applied = session.plans.applied()
         self.apply_button.setEnabled(plan is not None and valid and not applied)
         self.export_button.setEnabled(plan is not None and valid)
         for plot in self._plots():
@@ -438,13 +440,13 @@ class MemoryPanel(SessionPanel):
         which = "the least memory" if result.best is not None and \
             plan.kept == result.best.kept else "a plan you picked"
         state = "applied" if applied else "not applied (Apply tags to use it)"
-        shapes = "" if result.shapes == session.input_shapes() else \
+        shapes = "" if result.shapes == session.inputs.shapes() else \
             " Figures are for the input shapes it was planned with."
         self._set_status(f"Selected, {which}, {state}. {plansearch.describe(result, plan)}"
                          f"{shapes} {search}")
 
     def _on_apply(self) -> None:
-        refused = self.session.apply_plan()
+        refused = self.session.plans.apply()
         if refused:
             self._set_status(refused, error=True)
 
@@ -460,7 +462,7 @@ class MemoryPanel(SessionPanel):
     def export_to(self, path: str) -> bool:
         """Write the graph with the selected plan's tags to ``path``."""
         try:
-            files.write_atomic(path, self.session.planned_json())
+            files.write_atomic(path, self.session.plans.planned_json())
         except UserError as exc:
             self._set_status(str(exc), error=True)
             return False
@@ -472,7 +474,7 @@ class MemoryPanel(SessionPanel):
 
     # ------------------------------------------------------------ lifetime
     def stop(self) -> None:
-        self.session.planner.cancel(quiet=True)
+        self.session.plans.cancel(quiet=True)
         self.device.stop()
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802

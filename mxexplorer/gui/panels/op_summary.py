@@ -100,10 +100,12 @@ class OpSummaryPanel(SessionPanel):
         slot.progress.connect(self._on_progress)
         slot.ended.connect(self._on_ended)
         slot.failed.connect(self._on_failed)
-        session.analysis_changed.connect(self.refresh)
-        session.document_changed.connect(self.refresh)
+        session.analysis.changed.connect(self.refresh)
+        # not on document changes: its rows are the analysis's, which follows them
+        # (a failed inference after an edit leaves the rows stale: they go)
+        session.analysis.failed.connect(self.refresh)
         session.insight.profile_changed.connect(self.refresh)
-        session.bench_changed.connect(self.refresh)
+        session.plans.bench_changed.connect(self.refresh)
         self.refresh()
 
     @Slot()
@@ -137,8 +139,8 @@ class OpSummaryPanel(SessionPanel):
     @Slot()
     def refresh(self) -> None:
         session = self.session
-        analysis = session.analysis
-        fresh = analysis is not None and session.analysis_stale() is None
+        analysis = session.analysis.result
+        fresh = analysis is not None and session.analysis.stale() is None
         profile = session.insight.fresh_profile()
         times = session.insight.node_times() if profile is not None else None
         self.rows = report.by_op(session.document, analysis.stats, times) \
@@ -170,7 +172,7 @@ class OpSummaryPanel(SessionPanel):
             "Infer shapes to see where parameters, compute and memory go."
         if profile is not None:
             words += " " + profile.summary() + "."
-            plain = [r for r in session.bench or () if r.label == "original"]
+            plain = [r for r in session.plans.bench or () if r.label == "original"]
             if plain and plain[0].ctx == profile.ctx:
                 words += (f" The benchmark (threaded engine, bulk execution on) measured "
                           f"{plain[0].train.median_ms:.1f} ms per training iteration"

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from mxexplorer.core import param_stats
-from mxexplorer.core.document import NodeKind
+from mxexplorer.core.kinds import NodeKind
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.text import esc

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mxexplorer.core.document import Change
+from mxexplorer.core.changes import Change
 from mxexplorer.core.errors import UserError
 from mxexplorer.core.shapes import Shape, parse_shape
 from mxexplorer.gui.host import DialogHost
@@ -51,7 +51,7 @@ class ShapeFormPanel(SessionPanel):
         self.dtype = QComboBox()
         self.dtype.addItems(DTYPES)
         self.auto = QCheckBox("infer again after every change")
-        self.auto.setChecked(session.auto_infer)
+        self.auto.setChecked(session.inputs.auto_infer)
         self.infer_button = QPushButton("Infer shapes")
         self.message = plain_label()
         self.message.setWordWrap(True)
@@ -92,10 +92,10 @@ class ShapeFormPanel(SessionPanel):
         self.auto.toggled.connect(self._on_auto_toggled)
         self.infer_button.clicked.connect(self._on_infer_clicked)
         self.filter_edit.textChanged.connect(self._on_filter_changed)
-        session.input_shapes_changed.connect(self._on_session_shapes_changed)
-        session.analysis_changed.connect(self._on_analysis_changed)
-        session.inference.started.connect(self._on_inference_started)
-        session.inference_failed.connect(self._on_inference_failed)
+        session.inputs.changed.connect(self._on_session_shapes_changed)
+        session.analysis.changed.connect(self._on_analysis_changed)
+        session.analysis.job.started.connect(self._on_inference_started)
+        session.analysis.failed.connect(self._on_inference_failed)
         session.document_changed.connect(self._on_document_changed)
 
     # ------------------------------------------------------------------ rows
@@ -120,7 +120,7 @@ class ShapeFormPanel(SessionPanel):
         self._on_filter_changed(self.filter_edit.text())
 
     def _show_shapes(self) -> None:
-        given = self.session.input_shapes()
+        given = self.session.inputs.shapes()
         for name, edit in self.rows.items():
             edit.setText(_text(given.get(name)))
         first = next((s for s in given.values() if s), None)
@@ -129,7 +129,7 @@ class ShapeFormPanel(SessionPanel):
         self.batch.setValue(max(1, min(first[0], self.batch.maximum())) if first else 1)
         self.batch.blockSignals(False)
         self.dtype.blockSignals(True)
-        self.dtype.setCurrentText(self.session.dtype)
+        self.dtype.setCurrentText(self.session.inputs.dtype)
         self.dtype.blockSignals(False)
 
     def shapes(self) -> dict[str, Shape]:
@@ -146,9 +146,9 @@ class ShapeFormPanel(SessionPanel):
 
     def set_shapes(self, shapes: dict[str, Shape]) -> None:
         """Give these inputs these shapes (the others keep theirs)."""
-        given = self.session.input_shapes()
+        given = self.session.inputs.shapes()
         given.update({k: tuple(v) for k, v in shapes.items()})
-        self.session.set_input_shapes(given)
+        self.session.inputs.set(given)
 
     def set_message(self, text: str, error: bool = False, role: str | None = None) -> None:
         set_role(self.message, role or ("error" if error else "good"))
@@ -160,7 +160,7 @@ class ShapeFormPanel(SessionPanel):
         except UserError as exc:
             self.set_message(str(exc), error=True)
             return False
-        self.session.set_input_shapes(shapes, self.dtype.currentText(), infer=infer)
+        self.session.inputs.set(shapes, self.dtype.currentText(), infer=infer)
         return True
 
     # -------------------------------------------------------------- handlers
@@ -188,12 +188,12 @@ class ShapeFormPanel(SessionPanel):
 
     @Slot(bool)
     def _on_auto_toggled(self, on: bool) -> None:
-        self.session.auto_infer = on
+        self.session.inputs.auto_infer = on
 
     @Slot()
     def _on_infer_clicked(self) -> None:
         if self._commit(infer=False):
-            self.session.infer()
+            self.session.analysis.infer()
 
     @Slot(str)
     def _on_filter_changed(self, text: str) -> None:
@@ -225,12 +225,12 @@ class ShapeFormPanel(SessionPanel):
         self._show_state()
 
     def _show_state(self) -> None:
-        analysis = self.session.analysis
+        analysis = self.session.analysis.result
         if analysis is None:
             self.set_message("")
             return
         result = analysis.shapes
-        stale = self.session.analysis_stale()
+        stale = self.session.analysis.stale()
         if stale is not None:
             self.set_message(f"These shapes are for {stale}: press Infer shapes.",
                              role="stale")

@@ -67,7 +67,7 @@ class StepChart(QWidget):
         self._job.finished.connect(self._on_done)
         self._later = QTimer(self, singleShot=True, interval=150)   # one job per burst
         self._later.timeout.connect(self.refresh)
-        for signal in (session.analysis_changed, session.selected_plan_changed,
+        for signal in (session.analysis.changed, session.plans.selected_changed,
                        session.document_changed):
             signal.connect(self._later.start)
         self.apply_theme(themes().current)
@@ -81,14 +81,14 @@ class StepChart(QWidget):
     @Slot()
     def refresh(self) -> None:
         session = self.session
-        analysis = session.analysis
-        if analysis is None or session.analysis_stale() is not None \
+        analysis = session.analysis.result
+        if analysis is None or session.analysis.stale() is not None \
                 or not analysis.shapes.complete:
             self._job.cancel()
             self.unplanned = self.planned = None
             self._draw()
             return
-        plan = session.selected_plan if session.plan_valid() else None
+        plan = session.plans.selected if session.plans.valid() else None
         snap, by_entry = session.document.snapshot(), dict(analysis.shapes.by_entry)
         tags = dict(plan.tags) if plan is not None else None
         st = analysis.stats

@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mxexplorer.core import edits, export
+from mxexplorer.core import export, tags
+from mxexplorer.core.changes import Change, Saved
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.base import SessionPanel
@@ -95,8 +96,8 @@ class InternalsPanel(SessionPanel):
         self.view.customContextMenuRequested.connect(self._on_context_menu)
         self.selection.changed.connect(self._on_selection_changed)
         session.document_changed.connect(self._on_document_changed)
-        session.analysis_changed.connect(self._on_analysis_changed)
-        session.preview_changed.connect(self._on_preview_changed)
+        session.analysis.changed.connect(self._on_analysis_changed)
+        session.plans.preview_changed.connect(self._on_preview_changed)
         session.insight.colours_changed.connect(self._on_colours_changed)
         session.insight.profile_changed.connect(self._on_colours_changed)
         self.view.setItemDelegate(MetricBar(self.view))
@@ -123,8 +124,8 @@ class InternalsPanel(SessionPanel):
 
     @Slot()
     def _on_analysis_changed(self) -> None:
-        analysis = self.session.analysis
-        stale = self.session.analysis_stale()
+        analysis = self.session.analysis.result
+        stale = self.session.analysis.stale()
         if analysis is None:
             self.model.set_results(None, None)
         else:
@@ -136,7 +137,7 @@ class InternalsPanel(SessionPanel):
     @Slot()
     def _on_preview_changed(self) -> None:
         """Colour the outputs a previewed plan recomputes."""
-        self.model.set_preview(self.session.preview_tags() or {})
+        self.model.set_preview(self.session.plans.preview_tags() or {})
 
     @Slot()
     def _on_colours_changed(self) -> None:
@@ -255,8 +256,11 @@ class InternalsPanel(SessionPanel):
         self._select_nodes(list(self.selection.nodes))
 
     @Slot(object)
-    def _on_document_changed(self, change: object) -> None:
-        self.rebuild(structure=False)
+    def _on_document_changed(self, change: Change) -> None:
+        """New rows only when the outline changed (names, kinds, a node's outputs),
+        else the cells are asked again; a save changes nothing shown."""
+        if not isinstance(change, Saved):
+            self.rebuild(structure=False)
 
     def _on_context_menu(self, pos: object) -> None:
         idx = self.view.indexAt(pos)  # type: ignore[arg-type]
@@ -274,7 +278,7 @@ class InternalsPanel(SessionPanel):
                        lambda: self.ask_cut(entry.node, entry.index))
         nodes = self.selected_nodes() or [node]
         if not self.document.nodes[node].is_variable:
-            on = not edits.is_mirror_stage(self.document.nodes[node].attrs)
+            on = not tags.is_mirror_stage(self.document.nodes[node].attrs)
             menu.addAction("Mark mirror stage" if on else "Unmark mirror stage",
                            lambda: self.mark_mirror(nodes, on))
         menu.popup(self.view.viewport().mapToGlobal(pos))  # type: ignore[arg-type]
@@ -307,8 +311,8 @@ class InternalsPanel(SessionPanel):
 
     def closeEvent(self, event: object) -> None:  # noqa: N802
         disconnect_quietly((self.session.document_changed, self._on_document_changed),
-                             (self.session.analysis_changed, self._on_analysis_changed),
-                             (self.session.preview_changed, self._on_preview_changed),
+                             (self.session.analysis.changed, self._on_analysis_changed),
+                             (self.session.plans.preview_changed, self._on_preview_changed),
                              (self.session.insight.colours_changed, self._on_colours_changed),
                              (self.session.insight.profile_changed, self._on_colours_changed),
                              (self.selection.changed, self._on_selection_changed),

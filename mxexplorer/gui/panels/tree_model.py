@@ -19,7 +19,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from mxexplorer.core import edits, metrics
+from mxexplorer.core import metrics, tags
 from mxexplorer.core.document import GraphDocument
 from mxexplorer.core.outline import Kids, Outline, matching, outline
 from mxexplorer.core.shapes import ShapeResult, format_shape
@@ -307,11 +307,11 @@ class InternalsModel(QAbstractItemModel):
             if culprit and not self.stale:
                 return self.brushes.error
             return self.brushes.stale if self.stale and col >= 2 else None
-        mirrored = edits.is_mirror_stage(node.attrs)
+        mirrored = tags.is_mirror_stage(node.attrs)
         # a previewed plan, else the tags the document carries (an applied plan)
         recompute = self.preview.get(node_id) if self.preview else \
-            (None if node.is_variable or edits.FORCE_MIRRORING not in node.attrs
-             else node.attrs[edits.FORCE_MIRRORING] == "True")
+            (None if node.is_variable or tags.FORCE_MIRRORING not in node.attrs
+             else node.attrs[tags.FORCE_MIRRORING] == "True")
         if role == Qt.ItemDataRole.BackgroundRole:
             if recompute:
                 return self.brushes.recompute

@@ -1,0 +1,161 @@
+"""Analysis: shape inference and statistics for the document and its input shapes, in
+the background, and whether the latest still describes them.
+
+Stale is shown, never hidden: an analysis made for an older graph stays until the new
+one arrives, and :meth:`Analysis.stale` says why it is old.
+
+Signals
+-------
+changed(): a new analysis arrived, or the last one became stale or fresh
+failed(str): inference could not run (one line)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from mxexplorer.core import shapes, stats
+from mxexplorer.core.document import GraphDocument, GraphSnapshot
+from mxexplorer.core.shapes import Shape
+from mxexplorer.gui.bridge import Selection, disconnect_quietly
+from mxexplorer.gui.mxnet_loader import loader
+from mxexplorer.gui.session.inputs import Inputs
+from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.workers import JobSlot
+
+#: why an analysis no longer matches the document (see :meth:`Analysis.stale`)
+STALE_EDIT = "the graph before your last edit"
+STALE_SHAPES = "other input shapes"
+
+_Key = tuple[int, tuple[tuple[str, Shape], ...], str]
+
+
+class _AnalysisJob:
+    """Shape inference and statistics on a snapshot (runs on a worker)."""
+
+    def __init__(self, snap: GraphSnapshot, given: dict[str, Shape], dtype: str) -> None:
+        self.snap, self.given, self.dtypes = snap, given, {k: dtype for k in given}
+
+    def __call__(self, progress: Any = None, token: Any = None) -> stats.AnalysisResult:
+        return stats.analyze(self.snap, self.given, self.dtypes)
+
+
+class Analysis(QObject):
+    changed = Signal()
+    failed = Signal(str)
+
+    def __init__(self, document: GraphDocument, inputs: Inputs, settings: Settings,
+                 selection: Selection, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.document, self.inputs = document, inputs
+        self.settings, self.selection = settings, selection
+        self.result: stats.AnalysisResult | None = None
+        #: inference and statistics
+        self.job = JobSlot(self)
+        self._key: _Key | None = None
+        self._pending_key: _Key | None = None
+        self._when_ready = False
+        self.job.finished.connect(self._take)
+        self.job.failed.connect(self._on_failed)
+        inputs.changed.connect(self._on_inputs_changed)
+        loader().state_changed.connect(self._on_mxnet_state)
+
+    # ------------------------------------------------------------ asking
+    def _key_now(self) -> _Key:
+        return (self.document.structure_key(),) + self.inputs.key()
+
+    def infer(self, start_mxnet: bool = True) -> None:
+        """Infer shapes and statistics for the document as it is now (in the
+        background; an inference already running is superseded).  Without MXNet yet,
+        it runs once MXNet is in; ``start_mxnet=False`` leaves starting its import to
+        the window (which waits until the graph is drawn)."""
+        if not loader().ready and loader().state != "unavailable":
+            self._when_ready = True
+            if start_mxnet:
+                loader().ensure()
+            return
+        self._when_ready = False
+        self._pending_key = self._key_now()
+        self.job.start(_AnalysisJob(self.document.snapshot(), self.inputs.shapes(),
+                                    self.inputs.dtype))
+
+    def infer_blocking(self) -> None:
+        """The same inference on the calling thread (the --screenshot path)."""
+        self._pending_key = self._key_now()
+        self._take(_AnalysisJob(self.document.snapshot(), self.inputs.shapes(),
+                                self.inputs.dtype)())
+        loader().mark_imported()
+
+    def document_edited(self) -> None:
+        """The graph changed: infer again when the shapes no longer hold (tags alone
+        leave them), or say the analysis is stale."""
+        if self.result is not None and self.stale() is None:
+            return
+        if self.inputs.auto_infer and self.inputs.shapes():
+            self.infer()
+        else:
+            self.changed.emit()
+
+    @Slot(bool)
+    def _on_inputs_changed(self, infer: bool) -> None:
+        if infer:
+            self.infer()
+        elif self.result is not None:
+            self.changed.emit()                  # stale, or fresh again
+
+    @Slot(str)
+    def _on_mxnet_state(self, state: str) -> None:
+        if state == "ready" and self._when_ready:
+            self.infer()
+        elif state == "unavailable" and self._when_ready:
+            self._when_ready = False
+            self.failed.emit(f"MXNet is unavailable: {loader().message}")
+
+    # ----------------------------------------------------------- answers
+    @Slot(object)
+    def _take(self, analysis: stats.AnalysisResult) -> None:
+        self.result = analysis
+        self._key = self._pending_key
+        doc = self.document
+        result = analysis.shapes
+        if result.revision == doc.revision:
+            if self.inputs.take_used(result.inputs_used):
+                self._key = self._key_now()
+            if doc.path and result.error is None:
+                self.settings.set_last_shapes(doc.path, self.inputs.shapes())
+            if result.error is not None:
+                found = doc.find(result.error.node)
+                if found:
+                    self.selection.set(found[:1])
+        self.changed.emit()
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self.failed.emit(message.strip().splitlines()[-1] if message.strip()
+                         else "inference failed")
+
+    def stale(self) -> str | None:
+        """Why the analysis does not describe the document and shapes as they are
+        (:data:`STALE_EDIT`, :data:`STALE_SHAPES`), or None when it does."""
+        if self.result is None or self._key is None:
+            return None
+        graph, given, dtype = self._key_now()
+        if graph != self._key[0]:
+            return STALE_EDIT
+        if (given, dtype) != self._key[1:]:
+            return STALE_SHAPES
+        return None
+
+    def fresh_shapes(self) -> shapes.ShapeResult | None:
+        """The shapes when they describe the document as it is, else None."""
+        if self.result is None or self.stale() is not None:
+            return None
+        return self.result.shapes
+
+    def stop(self) -> None:
+        self.job.cancel(quiet=True)
+        self._when_ready = False
+
+    def detach(self) -> None:
+        disconnect_quietly((loader().state_changed, self._on_mxnet_state))
