@@ -36,7 +36,7 @@ DEFAULT = os.path.join(ROOT, "mxexplorer", "resources", "examples", "resnet18_v1
 #: panel of a module, by words in its dotted name (old and new layouts alike)
 PANELS = (("tree", "tree"), ("inspector", "attributes"), ("attributes", "attributes"),
           ("param_stats", "attributes"), ("shape_form", "inputs"), ("inputs", "inputs"),
-          ("op_summary", "ops"), ("panels.ops", "ops"), ("graph", "graph"),
+          ("op_summary", "ops"), ("ops", "ops"), ("graph", "graph"),
           ("memory", "planner"), ("plan_plot", "planner"), ("front_plot", "planner"),
           ("bench_view", "planner"), ("step_chart", "planner"), ("device_box", "planner"),
           ("planner", "planner"))
@@ -64,6 +64,7 @@ class Recorder:
         self.wakeups: collections.Counter[str] = collections.Counter()
         self.slots: collections.Counter[str] = collections.Counter()
         self.workers: list[str] = []
+        self.calls: collections.Counter[tuple[str, str]] = collections.Counter()
         self.module_names: dict[str, str] = {}
         self.lock = threading.Lock()
 
@@ -86,6 +87,7 @@ class Recorder:
             return
         with self.lock:
             self.modules.add(module)
+            self.calls[(module, frame.f_code.co_name)] += 1
             self.threads.add(threading.get_ident())
             panel = panel_of(module)
             if panel is not None:
@@ -103,6 +105,7 @@ class Recorder:
         self.wakeups.clear()
         self.slots.clear()
         self.workers.clear()
+        self.calls.clear()
 
 
 def _worker_names(rec: Recorder) -> None:
@@ -139,8 +142,11 @@ def main(argv: list[str]) -> None:
     from PySide6.QtCore import Qt
 
     from mxexplorer.gui.app import configure_threads, ensure_app
-    from mxexplorer.gui.main_window import MainWindow
     from mxexplorer.gui.settings import Settings
+    try:
+        from mxexplorer.gui.window.main_window import MainWindow
+    except ImportError:                  # before issue 25 (to measure what it changed)
+        from mxexplorer.gui.main_window import MainWindow  # type: ignore[no-redef]
 
     rec = Recorder()
     _worker_names(rec)
@@ -149,7 +155,7 @@ def main(argv: list[str]) -> None:
     folder = tempfile.mkdtemp()
     window = MainWindow(Settings(os.path.join(folder, "s.ini")))
     window.resize(1400, 860)
-    window.open_path(path)
+    getattr(window, "files", window).open_path(path)   # (before issue 25: on the window)
     window.show()
     sys.setprofile(rec.hook)
 
@@ -233,8 +239,8 @@ def main(argv: list[str]) -> None:
     else:
         for walk, r in results.items():
             print(f"walk {walk}: {r['modules']} modules ({r['gui_modules']} gui, "
-                  f"{r['core_modules']} core), GUI thread + workers {r['workers']}, "
-                  f"about {r['seconds']:.1f} s")
+                  f"{r['core_modules']} core), {r['functions']} functions, {r['calls']:,} "
+                  f"calls; GUI thread + workers {r['workers']}; about {r['seconds']:.1f} s")
             print("  wake-ups per panel: " + ", ".join(f"{k} {v}" for k, v in
                                                       sorted(r["wakeups"].items())))
     window.session.undo_stack.setClean()
@@ -247,6 +253,7 @@ def _summary(rec: Recorder, seconds: float) -> dict[str, Any]:
             "core_modules": sum(".core." in m for m in mods),
             "threads": len(rec.threads), "wakeups": dict(rec.wakeups),
             "workers": dict(collections.Counter(rec.workers)),
+            "functions": len(rec.calls), "calls": sum(rec.calls.values()),
             "slots": dict(sorted(rec.slots.items())),
             "seconds": max(seconds, 0.0), "module_list": mods}
 

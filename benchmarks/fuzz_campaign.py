@@ -150,9 +150,9 @@ def editor_cases(count: int) -> list[tuple[str, str, float, str]]:
     must open again, in mxexplorer and (for an op MXNet has) in MXNet."""
     import random
 
-    from mxexplorer.core import edits
-    from mxexplorer.core.document import GraphDocument
-    from mxexplorer.core.errors import UserError
+    from mxexplorer.core.graph import edits
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.runtime.errors import UserError
     from tests.mutate import HUGE, ODD_TEXT, TUPLES
 
     rng = random.Random(11)

@@ -28,10 +28,10 @@ def child(path: str) -> None:
 
     from PySide6.QtCore import QTimer
 
-    from mxexplorer.core import drawing
+    from mxexplorer.core.render import drawing
     from mxexplorer.gui.app import _flush_deletes, ensure_app
-    from mxexplorer.gui.main_window import MainWindow
     from mxexplorer.gui.settings import Settings
+    from mxexplorer.gui.window.main_window import MainWindow
 
     app = ensure_app()
     params = path.endswith("#params")
@@ -53,7 +53,7 @@ def child(path: str) -> None:
     # as `mxexplorer FILE` does: the window, the file opening in the background, shown
     window = MainWindow(Settings(os.path.join(tempfile.mkdtemp(), "s.ini")))
     window.resize(1400, 860)
-    window.open_file(path)
+    window.files.open_file(path)
     window.show()
     timer = QTimer()
     timer.setInterval(5)

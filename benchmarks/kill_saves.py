@@ -39,9 +39,10 @@ sys.path.insert(0, HERE)
 CHILD = r'''
 import os, sys, time
 sys.path.insert(0, {root!r})
-from mxexplorer.core import edits, files
-from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.recovery import RecoveryStore
+from mxexplorer.core.graph import edits
+from mxexplorer.core.runtime import files
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.graph.recovery import RecoveryStore
 
 mode, path, saves, recovery = sys.argv[1:5]
 saves = saves or None          # "" (--no-journal): saves without their journal
@@ -93,8 +94,8 @@ def _export(folder: str) -> str:
     net.export(prefix)
     path = prefix + "-symbol.json"
     # generation 0: the first convolution is named g0_conv0_fwd (its weight follows)
-    from mxexplorer.core import edits
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.graph import edits
+    from mxexplorer.core.graph.document import GraphDocument
 
     doc = GraphDocument.open(path)
     conv = next(i for i, n in enumerate(doc.nodes) if n.name.endswith("conv0_fwd"))
@@ -112,9 +113,9 @@ def _generation(doc) -> int:
 def _pair_whole(path: str, with_mxnet: bool) -> str:
     """'' when the symbol's parameters are exactly the checkpoint's (names and
     shapes), else what is wrong."""
-    from mxexplorer.core import params_file
-    from mxexplorer.core.document import GraphDocument
-    from mxexplorer.core.kinds import NodeKind
+    from mxexplorer.core.graph import params_file
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.graph.kinds import NodeKind
 
     doc = GraphDocument.open(path)
     kinds = doc.kinds()
@@ -146,9 +147,9 @@ def _temps(folder: str) -> list[str]:
 
 def trial(mode: str, work: str, path: str, kill_after: float, check_mxnet: bool,
           journal: bool = True) -> dict:
-    from mxexplorer.core import files
-    from mxexplorer.core.document import GraphDocument
-    from mxexplorer.core.recovery import RecoveryStore
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.graph.recovery import RecoveryStore
+    from mxexplorer.core.runtime import files
 
     folder = os.path.dirname(path)
     saves, recovery = os.path.join(work, "saves"), os.path.join(work, "recovery")
@@ -159,7 +160,7 @@ def trial(mode: str, work: str, path: str, kill_after: float, check_mxnet: bool,
         doc = GraphDocument.open(path)
         conv = next(i for i, n in enumerate(doc.nodes) if n.name.endswith("conv0_fwd")
                     and n.name.startswith("g"))
-        from mxexplorer.core import edits
+        from mxexplorer.core.graph import edits
 
         edits.RenameNodeEdit(conv, f"g{_generation(doc) + 1}_conv0_fwd").apply(doc)
         file = store.write("1-1", doc)
@@ -221,7 +222,7 @@ def main() -> None:
         os.makedirs(model)
         path = _export(model)
         # how long one save takes here: kills land anywhere in two of them
-        from mxexplorer.core.document import GraphDocument
+        from mxexplorer.core.graph.document import GraphDocument
 
         started = time.perf_counter()
         GraphDocument.open(path).save(path, journal_dir=os.path.join(work, "saves"))

@@ -19,9 +19,9 @@ NETS = ["resnet18_v1", "resnet50_v1", "resnet152_v1", "resnet50_v2", "densenet12
 def main() -> None:
     sys.path.insert(0, ROOT)
     from benchmarks.nets import network
-    from mxexplorer.core import liveness, memplan
-    from mxexplorer.core.document import GraphDocument
-    from mxexplorer.core.shapes import infer_document
+    from mxexplorer.core.analysis.shapes import infer_document
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.planning import liveness, memplan
 
     print(f"{'network':<16} {'MXNet':>7} {'peak':>7} {'alloc':>7} {'error':>7} "
           f"{'planned':>8} {'peak':>7} {'alloc':>7} {'error':>7} {'model ms':>8}")

@@ -25,9 +25,9 @@ def best_of(fn, repeat: int = 5) -> tuple[float, float]:
 
 
 def main() -> None:
-    from mxexplorer.core import stats
-    from mxexplorer.core.document import GraphDocument
-    from mxexplorer.core.mxnet_env import import_mxnet
+    from mxexplorer.core.analysis import stats
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.runtime.mxnet_env import import_mxnet
 
     cases = [("resnet152_v1", {"data": (32, 3, 224, 224)}, 0.050, 0.200),
              ("resnet1001", {"data": (64, 3, 32, 32)}, 0.300, 1.0)]

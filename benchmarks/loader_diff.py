@@ -53,8 +53,8 @@ def mxnet_verdicts(paths: list[str]) -> dict[str, tuple[str, str]]:
 def main() -> None:
     from hypothesis import HealthCheck, given, settings
 
-    from mxexplorer.core.document import GraphDocument
-    from mxexplorer.core.errors import UserError
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.runtime.errors import UserError
     from tests.mutate import mutated_files
 
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 400

@@ -28,13 +28,13 @@ def child(path: str, search_s: float = 6.0) -> None:
     from PySide6.QtWidgets import QApplication
 
     from mxexplorer.gui.app import _flush_deletes, ensure_app
-    from mxexplorer.gui.main_window import MainWindow
     from mxexplorer.gui.settings import Settings
+    from mxexplorer.gui.window.main_window import MainWindow
 
     app = ensure_app()
     window = MainWindow(Settings(os.path.join(tempfile.mkdtemp(), "s.ini")))
     window.resize(1400, 860)
-    window.open_path(path)
+    window.files.open_path(path)
     window.show()
 
     def wait(cond, timeout: float = 120.0) -> None:

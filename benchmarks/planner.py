@@ -28,8 +28,8 @@ UNTUNED = ["resnet34_v1", "resnet101_v2", "densenet169", "vgg19_bn", "mobilenet1
 def main() -> None:
     sys.path.insert(0, ROOT)
     from benchmarks.nets import network
-    from mxexplorer.core import memplan, plansearch
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.planning import memplan, plansearch
 
     flags = {a for a in sys.argv[1:] if a.startswith("--")}
     mode = "fast" if "--fast" in flags else "thorough" if "--thorough" in flags else "best"

@@ -20,8 +20,10 @@ NETS = ["resnet18_v1", "squeezenet1.1", "mobilenetv2_1.0"]
 
 
 def random_search(doc, shapes, seconds: float, seed: int = 0):
-    from mxexplorer.core import memplan, opinfo, stats
-    from mxexplorer.core.shapes import infer_document
+    from mxexplorer.core.analysis import stats
+    from mxexplorer.core.analysis.shapes import infer_document
+    from mxexplorer.core.graph import opinfo
+    from mxexplorer.core.planning import memplan
 
     result = infer_document(doc, doc.to_json(), shapes)
     oracle = memplan.CostOracle(shapes)
@@ -52,8 +54,8 @@ def random_search(doc, shapes, seconds: float, seed: int = 0):
 def main() -> None:
     sys.path.insert(0, ROOT)
     from benchmarks.nets import network
-    from mxexplorer.core import memplan
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.planning import memplan
 
     args = sys.argv[1:]
     seconds = 600.0

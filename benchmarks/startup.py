@@ -17,8 +17,8 @@ def child(path: str) -> None:
     from PySide6.QtCore import QEvent, QObject, QTimer
 
     from mxexplorer.gui.app import _flush_deletes, ensure_app
-    from mxexplorer.gui.main_window import MainWindow
     from mxexplorer.gui.settings import Settings
+    from mxexplorer.gui.window.main_window import MainWindow
 
     app = ensure_app()
 
@@ -34,7 +34,7 @@ def child(path: str) -> None:
 
     # as `mxexplorer FILE` does: the file is read in the background (open_file)
     window = MainWindow(Settings(os.path.join(tempfile.mkdtemp(), "s.ini")))
-    window.open_file(path)
+    window.files.open_file(path)
     watch = PaintWatch()
 
     def watch_tree() -> None:

@@ -21,10 +21,10 @@ def main() -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QWidget
 
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.graph.document import GraphDocument
     from mxexplorer.gui.app import ensure_app
     from mxexplorer.gui.host import WidgetHost
-    from mxexplorer.gui.panels.tree import InternalsPanel
+    from mxexplorer.gui.panels.tree.panel import InternalsPanel
     from mxexplorer.gui.session import DocumentSession
     from mxexplorer.gui.settings import Settings
 

@@ -18,8 +18,8 @@ import sys
 from dataclasses import dataclass, field
 from importlib import resources
 
-from mxexplorer.core.errors import UserError
-from mxexplorer.core.files import write_atomic
+from mxexplorer.core.runtime.errors import UserError
+from mxexplorer.core.runtime.files import write_atomic
 
 MIME_TYPE = "application/x-mxnet-symbol+json"
 DESKTOP_ID = "mxexplorer.desktop"

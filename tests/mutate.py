@@ -4,7 +4,7 @@ A mutation knows what a symbol file is made of (nodes, inputs, heads, attributes
 ``node_row_ptr``) and breaks one or a few things the way hostile or damaged files do:
 keys deleted, types swapped, indices out of range or huge, cycles, ops nobody
 registered, declared counts in the billions, malformed tuple strings, deep nesting,
-odd Unicode, truncation.  Used by tests/core/test_hostile.py (a few cases, in
+odd Unicode, truncation.  Used by tests/core/graph/test_hostile.py (a few cases, in
 ``make test``) and benchmarks/fuzz_campaign.py (thousands).
 """
 from __future__ import annotations

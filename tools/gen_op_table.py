@@ -5,7 +5,7 @@ document answer, without importing MXNet, which op names MXNet knows, their cano
 name (aliases such as ``_Plus`` are written back as ``elemwise_add``), and how many
 outputs an op has with its default attributes and what they are called.  Attribute-
 dependent counts (``num_outputs``, ``state_outputs``, ...) are rules in
-``mxexplorer.core.opinfo``; ``tests/core/test_opinfo.py`` checks both against MXNet.
+``mxexplorer.core.graph.opinfo``; ``tests/core/graph/test_opinfo.py`` checks both against MXNet.
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mxexplorer.core import gpu  # noqa: E402
+from mxexplorer.core.runtime import gpu  # noqa: E402
 
 
 def main(path: str) -> None:

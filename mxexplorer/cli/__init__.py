@@ -12,7 +12,7 @@ import sys
 from typing import Sequence
 
 from mxexplorer.cli.common import fail, shape_args
-from mxexplorer.core.errors import MXNetMissingError, UserError
+from mxexplorer.core.runtime.errors import MXNetMissingError, UserError
 
 SUBCOMMANDS = ("info", "infer", "render", "plan", "bench", "profile", "onnx", "diff",
                "doctor")

@@ -7,12 +7,12 @@ import json
 import sys
 from typing import Any, Sequence
 
-from mxexplorer.core.errors import UserError, escape_controls
+from mxexplorer.core.runtime.errors import UserError, escape_controls
 
 
 def shape_args(values: Sequence[str] | None) -> dict[str, tuple[int, ...]]:
     """``NAME=D1,D2,...`` options as {name: shape}."""
-    from mxexplorer.core.shapes import parse_shape_arg
+    from mxexplorer.core.analysis.shapes import parse_shape_arg
 
     shapes: dict[str, tuple[int, ...]] = {}
     for text in values or ():

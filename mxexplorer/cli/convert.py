@@ -9,8 +9,8 @@ from mxexplorer.cli import common
 
 
 def cmd_onnx(args: argparse.Namespace) -> int:
-    from mxexplorer.core import onnx_export
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.convert import onnx_export
+    from mxexplorer.core.graph.document import GraphDocument
 
     doc = GraphDocument.open(args.file)
     shape_map = common.data_shapes(doc, args)
@@ -34,15 +34,15 @@ def cmd_onnx(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from mxexplorer.core import diff
-    from mxexplorer.core.document import GraphDocument
-    from mxexplorer.core.errors import UserError
+    from mxexplorer.core.analysis import diff
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.runtime.errors import UserError
 
     a, b = GraphDocument.open(args.a), GraphDocument.open(args.b)
     shapes_a = shapes_b = None
     stopped: dict[str, str | None] = {}
     if args.shape:
-        from mxexplorer.core.shapes import infer_document
+        from mxexplorer.core.analysis.shapes import infer_document
 
         given = common.shape_args(args.shape)
         inferred = {side: infer_document(doc, doc.to_json(), given, param_shapes=doc.param_shapes())
@@ -98,7 +98,7 @@ def _op(doc: Any, i: int) -> str:
 
 def add_parser(sub: Any) -> None:
     """Register ``onnx`` and ``diff``."""
-    from mxexplorer.core.onnx_export import DEFAULT_OPSET
+    from mxexplorer.core.convert.onnx_export import DEFAULT_OPSET
 
     p = sub.add_parser("onnx", help="export to ONNX with MXNet's converters (faults fixed), "
                                     "--check against MXNet")

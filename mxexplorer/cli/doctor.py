@@ -9,7 +9,7 @@ from mxexplorer.cli import common
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from mxexplorer.core import doctor
+    from mxexplorer.core.runtime import doctor
 
     sections, report = doctor.gather()
     if args.json:

@@ -7,12 +7,12 @@ import sys
 from typing import Any
 
 from mxexplorer.cli import common
-from mxexplorer.core.errors import UserError
+from mxexplorer.core.runtime.errors import UserError
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from mxexplorer.core import report
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.analysis import report
+    from mxexplorer.core.graph.document import GraphDocument
 
     doc = GraphDocument.open(args.file)
     data = report.info(doc)
@@ -49,9 +49,9 @@ def _version(v: int) -> str:
 
 
 def cmd_infer(args: argparse.Namespace) -> int:
-    from mxexplorer.core import report, shapes, stats
-    from mxexplorer.core.document import GraphDocument
-    from mxexplorer.core.stats import human_bytes, human_count
+    from mxexplorer.core.analysis import report, shapes, stats
+    from mxexplorer.core.analysis.stats import human_bytes, human_count
+    from mxexplorer.core.graph.document import GraphDocument
 
     shape_map = common.shape_args(args.shape)
     doc = GraphDocument.open(args.file)

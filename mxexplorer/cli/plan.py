@@ -7,12 +7,13 @@ import sys
 from typing import Any
 
 from mxexplorer.cli import common
-from mxexplorer.core.errors import UserError
+from mxexplorer.core.runtime.errors import UserError
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from mxexplorer.core import gpu, memplan
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.planning import memplan
+    from mxexplorer.core.runtime import gpu
 
     gpu.check(args.ctx)  # the device first: one line, before any work
     doc = GraphDocument.open(args.file)
@@ -30,8 +31,9 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
           snap: Any, bar: common.TerminalProgress) -> int:
     import textwrap
 
-    from mxexplorer.core import files, jobs, memplan, plansearch
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.planning import jobs, memplan, plansearch
+    from mxexplorer.core.runtime import files
 
     if args.budget is not None:
         fit = jobs.largest_batch(snap, shape_map, args.budget, ctx=args.ctx,
@@ -104,8 +106,10 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from mxexplorer.core import benchmark, gpu, jobs, plantags, symbol_io
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.graph import symbol_io
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.planning import benchmark, jobs, plantags
+    from mxexplorer.core.runtime import gpu
 
     gpu.check(args.ctx)  # the device first: one line, before any work
     doc = GraphDocument.open(args.file)

@@ -9,8 +9,9 @@ from mxexplorer.cli import common
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from mxexplorer.core import gpu, profile
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.analysis import profile
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.runtime import gpu
 
     gpu.check(args.ctx)  # the device first: one line, before any work
     doc = GraphDocument.open(args.file)

@@ -7,13 +7,14 @@ import sys
 from typing import Any
 
 from mxexplorer.cli import common
-from mxexplorer.core.errors import UserError
-from mxexplorer.core.graphviz import DotTimeout
+from mxexplorer.core.runtime.errors import UserError
+from mxexplorer.core.runtime.graphviz import DotTimeout
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from mxexplorer.core import drawing, shapes
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.analysis import shapes
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.render import drawing
 
     fmt = drawing.format_for(args.output)  # a bad extension fails before any work
     doc = GraphDocument.open(args.file)
@@ -28,7 +29,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     graph = drawing.visible_graph(doc, show_params=args.show_params)
     tree = None
     notes = []
-    from mxexplorer.core import blocks
+    from mxexplorer.core.render import blocks
 
     if args.blocks or (not args.all and len(graph.nodes) > blocks.COLLAPSE_ABOVE):
         # what the window shows: above COLLAPSE_ABOVE nodes, the graph folded into blocks
@@ -50,7 +51,7 @@ def cmd_render(args: argparse.Namespace) -> int:
                                    time_limit=args.time_limit)
     except DotTimeout:
         # the window's fallback: our own layered layout, which graphviz only draws
-        from mxexplorer.core.layered import layered_layout
+        from mxexplorer.core.render.layered import layered_layout
 
         layout = layered_layout(graph, drawing.layout_source(graph))
         size = drawing.render_file(drawing.pinned_source(source(False), layout),
@@ -68,13 +69,14 @@ def render_colours(metric: str | None, doc: Any, graph: Any, result: Any,
                    tree: Any = None) -> dict[str, Any]:
     """``render --colour``: the fills and legend of ``metric`` for ``graph`` (a closed
     block: its members' sum); needs the shapes."""
-    from mxexplorer.core.errors import UserError
+    from mxexplorer.core.runtime.errors import UserError
 
     if not metric:
         return {}
     if result is None:
         raise UserError(f"--colour {metric} needs the input shapes (--shape NAME=D1,...)")
-    from mxexplorer.core import metrics, stats
+    from mxexplorer.core.analysis import stats
+    from mxexplorer.core.render import metrics
 
     values = metrics.node_values(metric, stats.compute(doc, result))
     members = {n.id: tree.members(tree.by_id[n.id]) for n in graph.nodes

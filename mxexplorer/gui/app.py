@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Mapping, Sequence
 
-from mxexplorer.core.errors import UserError
+from mxexplorer.core.runtime.errors import UserError
 
 ORG = "mxexplorer"
 APP = "mxexplorer"
@@ -72,8 +72,8 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
                         "unset); the subcommands info and infer work without one")
     from PySide6.QtCore import QTimer
 
-    from mxexplorer.core.document import GraphDocument
-    from mxexplorer.gui.main_window import MainWindow
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.gui.window.main_window import MainWindow
 
     app = ensure_app()
     server = None
@@ -109,15 +109,15 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
         # saves a kill cut short are finished or undone, and leftover temporaries
         # removed, before anything is opened; then the edits a crashed run left
         # behind are offered once the window is up
-        from mxexplorer.core import files as core_files
+        from mxexplorer.core.runtime import files as core_files
 
         tidied = core_files.tidy(settings.saves_dir(), [settings.recovery_dir()] + [
             os.path.dirname(p) for p in settings.recent_files()])
         if tidied:
             window.statusBar().showMessage("; ".join(tidied).capitalize(), 15000)
-        QTimer.singleShot(300, window, window.offer_recovery)
+        QTimer.singleShot(300, window, window.files.offer_recovery)
         for path in files:                 # in the background, one window each
-            window.open_anywhere(path, dict(shapes or {}))
+            window.files.open_anywhere(path, dict(shapes or {}))
         server.open_requested.connect(
             lambda more, given, s=window.settings: open_requested(s, more, given))
     for path in files if screenshot else ():
@@ -153,8 +153,8 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
 def open_requested(settings: object, files: list, shapes: dict) -> None:
     """Files handed over by another ``mxexplorer`` start: each in its window (a window
     showing it comes forward); no files: an empty window comes forward."""
-    from mxexplorer.gui.main_window import MainWindow
-    from mxexplorer.gui.windows import all_windows
+    from mxexplorer.gui.window.main_window import MainWindow
+    from mxexplorer.gui.window.windows import all_windows
 
     windows = all_windows()
     window = windows[0] if windows else None
@@ -163,10 +163,10 @@ def open_requested(settings: object, files: list, shapes: dict) -> None:
         window.restore_layout()
         window.show()
     if not files:
-        fresh = window.new_window() if window.document is not None else window
-        fresh.bring_forward()
+        fresh = window.files.new_window() if window.document is not None else window
+        fresh.files.bring_forward()
     for path in files:
-        window.open_anywhere(path, shapes or None).bring_forward()
+        window.files.open_anywhere(path, shapes or None).files.bring_forward()
 
 
 def _wait_for_graph(window: object, timeout: float = 120.0) -> None:

@@ -5,14 +5,14 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from mxexplorer.core.changes import Change
-from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.graph.changes import Change
+from mxexplorer.core.graph.document import GraphDocument
 
 
 class DocumentBridge(QObject):
     """Signals
     -------
-    changed(object): a :class:`~mxexplorer.core.document.Change` after every edit
+    changed(object): a :class:`~mxexplorer.core.graph.document.Change` after every edit
     """
 
     changed = Signal(object)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from PySide6.QtGui import QUndoCommand
 
-from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.edits import Edit, SetAttrs
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.graph.edits import Edit, SetAttrs
 
 _MERGE_ID = 0x6D78
 

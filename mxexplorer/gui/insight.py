@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from mxexplorer.core import metrics, profile
+from mxexplorer.core.analysis import profile
+from mxexplorer.core.render import metrics
 from mxexplorer.gui.workers import JobSlot
 
 ITERATIONS = 3             # profiled training iterations (after two of warm-up)

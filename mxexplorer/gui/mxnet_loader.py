@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from mxexplorer.core.mxnet_env import import_mxnet
+from mxexplorer.core.runtime.mxnet_env import import_mxnet
 from mxexplorer.gui import workers
 
 IDLE, LOADING, READY, UNAVAILABLE = "idle", "loading", "ready", "unavailable"

@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
-from mxexplorer.core.errors import Cancelled, UserError
-from mxexplorer.core.progress import CancelToken, Throttled
+from mxexplorer.core.runtime.errors import Cancelled, UserError
+from mxexplorer.core.runtime.progress import CancelToken, Throttled
 
 
 class FunctionWorker(QObject):

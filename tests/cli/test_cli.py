@@ -11,7 +11,7 @@ import pytest
 
 from mxexplorer.cli import main
 from tests.conftest import DATA, EXAMPLES, REPO, WAIT_S
-from tests.core.test_symbol_io import BROKEN
+from tests.core.graph.test_symbol_io import BROKEN
 
 
 def run(*args: str, env: dict | None = None, python: list[str] | None = None):
@@ -225,8 +225,8 @@ def test_debug_works_before_and_after_a_subcommand(capsys) -> None:
 def test_diff_with_shapes_says_where_one_side_stops_inferring(tmp_path, capsys) -> None:
     """One side no longer infers: one line says where it stops, instead of a line of
     ``-> [None]`` for every node after it (117 on this graph)."""
-    from mxexplorer.core import edits
-    from mxexplorer.core.document import GraphDocument
+    from mxexplorer.core.graph import edits
+    from mxexplorer.core.graph.document import GraphDocument
 
     a = EXAMPLES / "resnet18_v1-symbol.json"
     doc = GraphDocument.open(str(a))
@@ -289,7 +289,7 @@ def test_errors_stay_one_line_with_mxnets_telling_line(tmp_path) -> None:
     """A node name with a newline broke the one-line error; MXNet's "Possible
     Arguments" listing (dozens of lines) was passed on; a probe's reason was often
     only "Traceback (most recent call last):"."""
-    from mxexplorer.core.errors import telling_line
+    from mxexplorer.core.runtime.errors import telling_line
 
     x = mx.sym.var("data")
     bad = mx.sym.FullyConnected(x, num_hidden=4, name="fc\n1")

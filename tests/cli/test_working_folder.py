@@ -65,9 +65,9 @@ def test_no_command_imports_from_the_working_folder(tmp_path, command) -> None:
 
 def test_a_child_job_never_imports_from_the_working_folder(tmp_path, monkeypatch) -> None:
     """The window's jobs (planning, benchmark, profile, ONNX, devices) run in
-    :mod:`mxexplorer.core.isolated` children, in whatever folder the window was started."""
-    from mxexplorer.core import isolated
-    from mxexplorer.core.mxnet_env import list_devices
+    :mod:`mxexplorer.core.runtime.isolated` children, in whatever folder the window was started."""
+    from mxexplorer.core.runtime import isolated
+    from mxexplorer.core.runtime.mxnet_env import list_devices
 
     marker = plant(tmp_path)
     monkeypatch.chdir(tmp_path)

@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from mxexplorer.core.document import GraphDocument
-from mxexplorer.gui.main_window import MainWindow
+from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.window.main_window import MainWindow
 from tests.conftest import WAIT_MS
 
 

@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
-from mxexplorer.core import edits, tags
-from mxexplorer.gui.panels.tree import NODE_ROLE
+from mxexplorer.core.graph import edits, tags
+from mxexplorer.gui.panels.tree.panel import NODE_ROLE
 from tests.conftest import EXAMPLES, REPO, WAIT_MS, WAIT_S
 
 
@@ -125,7 +125,7 @@ def test_attribute_edit_valid_invalid_and_undo(make_window, qtbot) -> None:
     _edit_value(window, "num_hidden", "16")
     assert doc.nodes[fc2].attrs["num_hidden"] == "16"
     assert window.isWindowModified()
-    assert window.undo_action.text().startswith("&Undo Set num_hidden")
+    assert window.commands['undo'].text().startswith("&Undo Set num_hidden")
     # shapes are inferred again after the edit: the checkpoint's fc2_weight (32, 64)
     # no longer fits 16 hidden units, and the form says so at fc2
     qtbot.waitUntil(lambda: window.shape_result is not None
@@ -180,7 +180,7 @@ def test_rename_prefix_mirror_then_save_and_reload(make_window, mlp_copy, tmp_pa
     out = tmp_path / "out-symbol.json"
     monkeypatch.setattr("PySide6.QtWidgets.QFileDialog.getSaveFileName",
                         lambda *a, **k: (str(out), ""))
-    assert window.save_as()
+    assert window.files.save_as()
     assert window.undo_stack.isClean() and not window.isWindowModified()
     sym, args, aux = mx.model.load_checkpoint(str(tmp_path / "out"), 0)
     assert "sha-stem_weight" in args
@@ -255,19 +255,19 @@ def test_cut_here_and_open_another_file(make_window, tmp_path) -> None:
     out = tmp_path / "features-symbol.json"
     assert window.tree.export_cut(entry.node, entry.index, str(out)) == str(out)
     assert mx.sym.load(str(out)).list_outputs() == ["resnetv10_pool1_fwd_output"]
-    assert window.open_path(str(out))
+    assert window.files.open_path(str(out))
     assert window.document.internal_names()[-1] == "resnetv10_pool1_fwd_output"
     assert "features-symbol.json" in window.windowTitle()
     assert window.settings.recent_files()[0] == str(out.resolve())
 
 
 def test_dock_layout_is_remembered(qtbot, settings) -> None:
-    from mxexplorer.gui.main_window import MainWindow
+    from mxexplorer.gui.window.main_window import MainWindow
 
     first = MainWindow(settings)
     qtbot.addWidget(first)
     first.show()
-    qtbot.waitUntil(lambda: first.mxnet_ready and not first.opening, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: first.mxnet_ready and not first.files.opening, timeout=WAIT_MS)
     first.memory_dock.hide()
     first.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)   # pytest-qt closes it
     first.close()
@@ -276,7 +276,7 @@ def test_dock_layout_is_remembered(qtbot, settings) -> None:
     qtbot.addWidget(second)
     second.restore_layout()
     second.show()
-    qtbot.waitUntil(lambda: second.mxnet_ready and not second.opening, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: second.mxnet_ready and not second.files.opening, timeout=WAIT_MS)
     assert second.memory_dock.isHidden() and not second.tree_dock.isHidden()
 
 
@@ -292,14 +292,14 @@ def test_open_file_reads_in_the_background_and_reports_a_bad_file(make_window, q
                                                                    tmp_path, dialogs) -> None:
     window = make_window(EXAMPLES / "mlp-symbol.json")
     target = EXAMPLES / "resnet18_v1-symbol.json"
-    window.open_file(str(target))
-    assert window.opening                       # returned at once; the worker reads
-    qtbot.waitUntil(lambda: not window.opening and window.document.path == str(target),
+    window.files.open_file(str(target))
+    assert window.files.opening                       # returned at once; the worker reads
+    qtbot.waitUntil(lambda: not window.files.opening and window.document.path == str(target),
                     timeout=WAIT_MS)
     assert window.tree.model.rowCount() == 5    # the groups of the new document
     bad = tmp_path / "broken-symbol.json"
     bad.write_text('{"nodes": [')
-    window.open_file(str(bad))
+    window.files.open_file(str(bad))
     qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=WAIT_MS)
     (title, text), = dialogs.take_closed()
     assert title == "Cannot open the file" and "truncated" in text

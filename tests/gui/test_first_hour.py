@@ -7,8 +7,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from mxexplorer.gui.command_palette import CommandPalette, matches
-from mxexplorer.gui.help import AboutDialog, ShortcutsDialog, shortcut_rows, versions
+from mxexplorer.gui.window.command_palette import CommandPalette, matches
+from mxexplorer.gui.window.help import AboutDialog, ShortcutsDialog, shortcut_rows, versions
 from tests.conftest import EXAMPLES
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
@@ -56,8 +56,8 @@ def test_command_palette_finds_and_runs_an_action(make_window, qtbot) -> None:
     assert matches("save as", "File > Save As") and matches("zoom graph", "Graph > Zoom In")
     assert not matches("save x", "File > Save As")
     window = make_window(R18)
-    assert QKeySequence("Ctrl+Shift+P") == window.palette_action.shortcut()
-    window.palette_action.trigger()        # (its key needs window focus: not offscreen)
+    assert QKeySequence("Ctrl+Shift+P") == window.commands['palette'].shortcut()
+    window.commands['palette'].trigger()        # (its key needs window focus: not offscreen)
     palette = next(w for w in QApplication.topLevelWidgets()
                    if isinstance(w, CommandPalette) and w.isVisible())
     assert len(palette.shown()) > 20
@@ -67,5 +67,5 @@ def test_command_palette_finds_and_runs_an_action(make_window, qtbot) -> None:
         QTest.keyClick(palette.query, Qt.Key.Key_Return)
         assert themes().current.dark and not palette.isVisible()
     finally:
-        window.theme_actions["light"].trigger()
+        window.commands.theme_actions["light"].trigger()
     assert themes().current is LIGHT

@@ -10,8 +10,9 @@ import pytest
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor
 
-from mxexplorer.core import drawing, edits, metrics
-from mxexplorer.gui.panels.tree_model import BAR_COLUMNS, BAR_ROLE
+from mxexplorer.core.graph import edits
+from mxexplorer.core.render import drawing, metrics
+from mxexplorer.gui.panels.tree.model import BAR_COLUMNS, BAR_ROLE
 from tests.conftest import EXAMPLES, WAIT_MS
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
@@ -136,7 +137,7 @@ def test_a_closed_block_is_coloured_by_its_members_sum(make_window, qtbot, zoo) 
         pane.close_block(key)
     window.infer_blocking({"data": (1, 3, 64, 64)})
     pane.toolbar.metric_box.setCurrentIndex(pane.toolbar.metric_box.findData("macs"))
-    from mxexplorer.core import blocks
+    from mxexplorer.core.render import blocks
 
     closed = [n.id for n in pane.graph.nodes if blocks.is_block(n.id)]
     assert closed
@@ -181,7 +182,7 @@ def test_the_inspector_shows_checkpoint_values_and_flags_nan(make_window, qtbot,
 def test_checkpoint_values_follow_a_rename_and_a_prefix(make_window, qtbot, mlp_copy) -> None:
     """After a rename or a prefix the values stay (read under the file's own keys) and
     show the tensors' new names; they showed the old names until another click."""
-    from mxexplorer.core import edits
+    from mxexplorer.core.graph import edits
 
     window = make_window(mlp_copy)
     doc = window.document

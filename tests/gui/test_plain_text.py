@@ -128,13 +128,13 @@ def test_nothing_from_a_file_is_read_as_rich_text(make_window, qtbot, marked, di
     panel.start_button.click()
     qtbot.waitUntil(lambda: not panel.busy, timeout=WAIT_MS)
     assert "odd" in panel.status.text() or "shape" in panel.status.text().lower()
-    window.export_onnx(str(tmp_path / "m.onnx"))
+    window.exports.export_onnx(str(tmp_path / "m.onnx"))
     qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=WAIT_MS)
     (title, text), = dialogs.take_closed()
     assert title == "Cannot export ONNX" and "Mystery" in text
     broken = marked.parent / f"broken{MARK[:4]}b>-symbol.json"
     broken.write_text('{"nodes": [')
-    window.open_file(str(broken))
+    window.files.open_file(str(broken))
     qtbot.waitUntil(lambda: bool(dialogs.unexpected), timeout=WAIT_MS)
     (title, text), = dialogs.take_closed()
     assert title == "Cannot open the file" and "broken<img" in text

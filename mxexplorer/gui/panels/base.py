@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from mxexplorer.core.document import GraphDocument
+from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.session import DocumentSession
 from mxexplorer.gui.settings import Settings

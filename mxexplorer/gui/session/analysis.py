@@ -15,9 +15,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from mxexplorer.core import shapes, stats
-from mxexplorer.core.document import GraphDocument, GraphSnapshot
-from mxexplorer.core.shapes import Shape
+from mxexplorer.core.analysis import shapes, stats
+from mxexplorer.core.analysis.shapes import Shape
+from mxexplorer.core.graph.document import GraphDocument, GraphSnapshot
 from mxexplorer.gui.bridge import Selection, disconnect_quietly
 from mxexplorer.gui.mxnet_loader import loader
 from mxexplorer.gui.session.inputs import Inputs
@@ -56,6 +56,7 @@ class Analysis(QObject):
         self._key: _Key | None = None
         self._pending_key: _Key | None = None
         self._when_ready = False
+        self._taking = False
         self.job.finished.connect(self._take)
         self.job.failed.connect(self._on_failed)
         inputs.changed.connect(self._on_inputs_changed)
@@ -99,6 +100,8 @@ class Analysis(QObject):
 
     @Slot(bool)
     def _on_inputs_changed(self, infer: bool) -> None:
+        if self._taking:
+            return
         if infer:
             self.infer()
         elif self.result is not None:
@@ -120,8 +123,14 @@ class Analysis(QObject):
         doc = self.document
         result = analysis.shapes
         if result.revision == doc.revision:
-            if self.inputs.take_used(result.inputs_used):
-                self._key = self._key_now()
+            # inputs the inference filled in (from the file's hints) join the shapes;
+            # this analysis is for them (no stale state in between, no second emit)
+            self._taking = True
+            try:
+                if self.inputs.take_used(result.inputs_used):
+                    self._key = self._key_now()
+            finally:
+                self._taking = False
             if doc.path and result.error is None:
                 self.settings.set_last_shapes(doc.path, self.inputs.shapes())
             if result.error is not None:

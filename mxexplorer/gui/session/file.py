@@ -12,8 +12,8 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
-from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.recovery import RecoveryFile, RecoveryStore
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.graph.recovery import RecoveryFile, RecoveryStore
 from mxexplorer.gui.session.inputs import Inputs
 from mxexplorer.gui.settings import Settings
 

@@ -11,10 +11,10 @@ from typing import Mapping
 
 from PySide6.QtCore import QObject, Signal
 
-from mxexplorer.core import shapes
-from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.errors import UserError
-from mxexplorer.core.shapes import Shape
+from mxexplorer.core.analysis import shapes
+from mxexplorer.core.analysis.shapes import Shape
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.gui.settings import Settings
 
 

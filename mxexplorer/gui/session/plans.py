@@ -19,10 +19,11 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from mxexplorer.core import benchmark, jobs, memplan, symbol_io
-from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.edits import Edit, set_many_attrs
-from mxexplorer.core.errors import UserError
+from mxexplorer.core.graph import symbol_io
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.graph.edits import Edit, set_many_attrs
+from mxexplorer.core.planning import benchmark, jobs, memplan
+from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.gui.session.inputs import Inputs
 from mxexplorer.gui.workers import JobSlot
 

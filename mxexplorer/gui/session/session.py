@@ -12,11 +12,11 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
-from mxexplorer.core.changes import Change
-from mxexplorer.core.document import GraphDocument
-from mxexplorer.core.edits import Edit, RenameNodeEdit, mirror_stage_edit
-from mxexplorer.core.errors import UserError
-from mxexplorer.core.kinds import NodeKind
+from mxexplorer.core.graph.changes import Change
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.graph.edits import Edit, RenameNodeEdit, mirror_stage_edit
+from mxexplorer.core.graph.kinds import NodeKind
+from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.gui.bridge import DocumentBridge, Selection
 from mxexplorer.gui.commands import EditCommand
 from mxexplorer.gui.insight import Insight

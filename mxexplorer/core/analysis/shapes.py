@@ -1,0 +1,405 @@
+"""Shape and dtype inference with MXNet, and errors told in plain words.
+
+Owns :func:`infer`, which takes a document snapshot (JSON text) and the user's input
+shapes, asks MXNet for every internal output's shape, and turns an inconsistency
+into a :class:`ShapeError` that names the node, its op and the shapes in conflict.
+When inference fails part-way, the shapes upstream of the failing node are still
+returned.  MXNet is imported lazily; no Qt.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from mxexplorer.core.graph import model, opinfo, subgraph, symbol_io
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.runtime.errors import UserError, escape_controls
+from mxexplorer.core.runtime.mxnet_env import import_mxnet
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ShapeError:
+    """Why inference stopped, located at a node."""
+
+    node: str
+    op: str
+    message: str
+    detail: str
+    provided: Shape | None = None
+    expected: Shape | None = None
+    input_name: str | None = None
+
+    def one_line(self) -> str:
+        if self.node == "?":              # MXNet named no node: its words alone
+            return escape_controls(self.message)
+        return escape_controls(f"{self.node} ({self.op}): {self.message}")
+
+
+@dataclass(frozen=True)
+class ShapeResult:
+    """Shapes for every internal output (parallel to ``doc.internals()``)."""
+
+    internal_shapes: tuple[Shape | None, ...]
+    internal_dtypes: tuple[str | None, ...]
+    arg_shapes: dict[str, Shape | None]
+    aux_shapes: dict[str, Shape | None]
+    output_shapes: tuple[Shape | None, ...]
+    inputs_used: dict[str, Shape]
+    error: ShapeError | None = None
+    missing_inputs: tuple[str, ...] = ()
+    revision: int = -1
+    by_entry: dict[tuple[int, int], Shape] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.error is None and all(known(s) for s in self.internal_shapes)
+
+
+def known(shape: Shape | None) -> bool:
+    return shape is not None and len(shape) > 0 and all(d > 0 for d in shape)
+
+
+def parse_shape(text: str) -> Shape:
+    """``1,3,224,224`` or ``(1, 3, 224, 224)`` -> tuple; ``UserError`` if malformed."""
+    body = text.strip().strip("()[]").strip()
+    if not body:
+        raise UserError(f"shape {text!r} is empty")
+    dims = []
+    for part in body.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not (part.isascii() and part.isdigit()):
+            raise UserError(f"shape {text!r}: {part!r} is not a whole number")
+        if len(part) > 12:
+            raise UserError(f"shape {text!r}: dimension {part[:12]}... is out of range")
+        value = int(part)
+        if value <= 0 or value > MAX_ELEMENTS:
+            raise UserError(f"shape {text!r}: dimension {value:,} is out of range "
+                            f"(1 to {MAX_ELEMENTS:,})")
+        dims.append(value)
+    return tuple(dims)
+
+
+def parse_shape_arg(text: str) -> tuple[str, Shape]:
+    """``NAME=D1,D2,...`` (the CLI's ``--shape``) -> (name, shape)."""
+    name, sep, dims = text.rpartition("=")
+    if not sep or not name.strip():
+        raise UserError(f"--shape {text!r}: expected NAME=D1,D2,... (e.g. data=1,3,224,224)")
+    return name.strip(), parse_shape(dims)
+
+
+def format_shape(shape: Sequence[int] | None) -> str:
+    if shape is None or len(shape) == 0:
+        return "?"
+    return "(" + ", ".join("?" if d <= 0 else str(d) for d in shape) + ")"
+
+
+_FAILED_LOAD = re.compile(r"Failed loading Op (?P<node>.*?) of type (?P<op>\S+?):")
+_NOT_REGISTERED = re.compile(r"Operator (?P<op>\S+) is not registered")
+_IN_OPERATOR = re.compile(r"Error in operator (?P<node>.+?): (?P<rest>.*)", re.S)
+_INCONSISTENT = re.compile(
+    r"Shape inconsistent, Provided\s*=\s*(?P<p>[\[(][^\])]*[\])]),\s*inferred shape\s*=\s*"
+    r"(?P<i>[\[(][^\])]*[\])])")
+_INCOMPATIBLE = re.compile(
+    r"Incompatible attr in node (?P<node>.+?) at (?P<k>\d+)-th (?P<io>input|output): "
+    r"expected (?P<e>[\[(][^\])]*[\])]), got (?P<g>[\[(][^\])]*[\])])")
+_CHECK = re.compile(r"Check failed: (?P<cond>.*?)(?: \((?P<vals>[^()]*)\))?"
+                    r"(?:\s*:\s*(?P<msg>.+))?$", re.S)
+
+
+def _tuple(text: str) -> Shape:
+    return tuple(int(d) for d in re.findall(r"-?\d+", text))
+
+
+def explain(exc_text: str, doc: GraphDocument | None,
+            input_shapes: Mapping[tuple[int, int], Shape] | None = None) -> ShapeError:
+    """Turn MXNet's error text into a :class:`ShapeError` in plain words."""
+    text = symbol_io.mxnet_message(Exception(exc_text))
+    m = _FAILED_LOAD.search(text) or None
+    if m or _NOT_REGISTERED.search(text):
+        op = m.group("op") if m else _NOT_REGISTERED.search(text).group("op")  # type: ignore[union-attr]
+        node = m.group("node") if m else "?"
+        return ShapeError(node, op, f"operator {op} is not registered in this MXNet "
+                          "(it comes from a plug-in, a fork or a newer MXNet)", text)
+    m = _IN_OPERATOR.search(text)
+    if not m:
+        return ShapeError("?", "?", text, text)
+    node, rest = m.group("node"), m.group("rest")
+    # the cleaned text has one line: a node name holding a newline lost it there; the
+    # raw text still has the name as the file spells it
+    raw = str(exc_text).split("Stack trace", 1)[0]
+    raw = raw[raw.find("MXNetError:"):] if "MXNetError:" in raw else raw
+    m_raw = _IN_OPERATOR.search(raw)
+    if m_raw is not None and doc is not None and doc.node_named(m_raw.group("node")) \
+            is not None:
+        node = m_raw.group("node")
+    nid = doc.node_named(node) if doc is not None else None
+    op = doc.nodes[nid].op if doc is not None and nid is not None else "?"
+    rest = re.sub(r"\[\d\d:\d\d:\d\d\] \S+:\d+: ", "", rest).strip()
+    m2 = _INCONSISTENT.search(rest)
+    if m2:
+        provided, inferred = _tuple(m2.group("p")), _tuple(m2.group("i"))
+        input_name = None
+        if doc is not None and nid is not None and input_shapes is not None:
+            for slot, (src, idx, _) in zip(doc.input_slots(nid), doc.nodes[nid].inputs):
+                if input_shapes.get((src, idx)) == provided:
+                    input_name = f"{doc.nodes[src].name!r} ({slot})"
+                    break
+        what = f"input {input_name}" if input_name else "an input"
+        return ShapeError(node, op, f"{what} has shape {format_shape(provided)}, but this "
+                          f"layer needs {format_shape(inferred)}", rest, provided, inferred,
+                          input_name)
+    m2 = _INCOMPATIBLE.search(rest)
+    if m2:
+        k = int(m2.group("k"))
+        expected, got = _tuple(m2.group("e")), _tuple(m2.group("g"))
+        input_name = None
+        if doc is not None and nid is not None and m2.group("io") == "input":
+            inputs = doc.nodes[nid].inputs
+            if k < len(inputs):
+                input_name = repr(doc.nodes[inputs[k][0]].name)
+        where = f"input {k}" + (f" ({input_name})" if input_name else "")
+        return ShapeError(node, op, f"{where} has shape {format_shape(got)}, but the other "
+                          f"inputs need {format_shape(expected)}", rest, got, expected,
+                          input_name)
+    m2 = _CHECK.search(rest)
+    if m2:
+        msg = (m2.group("msg") or "").strip() or m2.group("cond").strip()
+        vals = m2.group("vals") or ""
+        pair = re.match(r"\s*(.+?) vs\. (.+?)\s*$", vals)
+        if pair:
+            msg = f"{msg} (got {pair.group(1)}, expected {pair.group(2)})"
+        elif vals:
+            msg = f"{msg} ({vals})"
+        return ShapeError(node, op, msg, rest)
+    return ShapeError(node, op, rest, rest)
+
+
+def _shape_or_none(shape: Any) -> Shape | None:
+    if shape is None:
+        return None
+    t = tuple(int(d) for d in shape)
+    return t if t else None
+
+
+def infer(graph_json: str, shapes: Mapping[str, Shape],
+          dtypes: Mapping[str, str] | None = None,
+          param_shapes: Mapping[str, Shape] | None = None,
+          revision: int = -1) -> ShapeResult:
+    """Infer every internal output's shape (and dtype) of a graph given as JSON.
+
+    Parameters
+    ----------
+    graph_json : the document's JSON (``doc.to_json()`` or a snapshot's ``json``).
+    shapes : shapes of data inputs (and any argument the user wants to pin).
+    dtypes : dtypes of data inputs; float32 when absent.
+    param_shapes : shapes from a checkpoint, used where ``shapes`` says nothing.
+
+    Raises
+    ------
+    UserError : an input name that is not an argument of the graph.
+    MXNetMissingError : MXNet is not installed.
+    """
+    doc = GraphDocument(symbol_io.parse_graph(json.loads(graph_json), upgrade=False))
+    return infer_document(doc, graph_json, shapes, dtypes, param_shapes, revision)
+
+
+def infer_document(doc: GraphDocument, graph_json: str, shapes: Mapping[str, Shape],
+                   dtypes: Mapping[str, str] | None = None,
+                   param_shapes: Mapping[str, Shape] | None = None,
+                   revision: int = -1) -> ShapeResult:
+    """:func:`infer` for a document already parsed from ``graph_json`` (its own copy)."""
+    mx = import_mxnet()
+    entries = [(e.node, e.index) for e in doc.internals()]
+    unreadable = doc.unreadable_text()
+    if unreadable is not None:
+        bad, what = unreadable
+        node = doc.nodes[bad]
+        why = (f"{what} holds a lone UTF-16 surrogate, which MXNet cannot read: rename or "
+               "edit it")
+        err = ShapeError(symbol_io.dumps(node.name)[1:-1], node.op, why, why)
+        return _empty(entries, dict(shapes), err, revision)
+    unknown_nodes = doc.unknown_nodes()
+    if unknown_nodes:
+        # MXNet refuses the whole file for one op it cannot run: infer what lies
+        # upstream of the first one, and say which it is
+        bad = unknown_nodes[0]
+        name = doc.unknown_op_name(bad) or doc.nodes[bad].op
+        known_shapes = {k: tuple(v) for k, v in (param_shapes or {}).items()}
+        known_shapes.update({k: tuple(v) for k, v in shapes.items()})
+        why = (f"custom operator {name[len('Custom:'):]!r} is registered by the Python code "
+               "that made the model (mx.operator.register), not by MXNet"
+               if name.startswith("Custom:") else
+               f"operator {name} is not registered in this MXNet (it comes from a plug-in, "
+               "a fork or a newer MXNet)")
+        err = ShapeError(doc.nodes[bad].name, name, why + "; shapes stop here", why)
+        return _upstream_of(mx, doc, bad, entries, known_shapes, revision, err)
+    try:
+        sym = mx.sym.load_json(graph_json)
+    except mx.base.MXNetError as exc:
+        return _empty(entries, dict(shapes), explain(str(exc), doc), revision)
+    arg_names = sym.list_arguments()
+    aux_names = sym.list_auxiliary_states()
+    unknown = [n for n in shapes if n not in arg_names and n not in aux_names]
+    if unknown:
+        raise UserError(f"the graph has no input named {unknown[0]!r}; its inputs are "
+                        + ", ".join(n for n in arg_names[:12])
+                        + (" ..." if len(arg_names) > 12 else ""))
+    given: dict[str, Shape] = {}
+    for name, shape in (param_shapes or {}).items():
+        if name in arg_names or name in aux_names:
+            given[name] = tuple(shape)
+    given.update({k: tuple(v) for k, v in shapes.items()})
+    # MXNet refuses (with a bare Exception) any given shape of 2^31 elements or more
+    check_allocatable(list(given), list(given.values()), "inference")
+    internals = sym.get_internals()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            arg_s, out_s, aux_s = internals.infer_shape_partial(**given)
+    except mx.base.MXNetError as exc:
+        return _after_error(mx, str(exc), doc, entries, given, revision)
+    by_entry = {e: s for e, s in zip(entries, (_shape_or_none(s) for s in out_s))
+                if s is not None}
+    dt = _infer_dtypes(mx, internals, arg_names, dtypes or {}, len(entries))
+    missing = tuple(n for n, s in zip(internals.list_arguments(), arg_s)
+                    if not known(_shape_or_none(s)))
+    return ShapeResult(
+        internal_shapes=tuple(by_entry.get(e) for e in entries),
+        internal_dtypes=dt,
+        arg_shapes={n: _shape_or_none(s) for n, s in zip(internals.list_arguments(), arg_s)},
+        aux_shapes={n: _shape_or_none(s) for n, s in zip(aux_names, aux_s)},
+        output_shapes=tuple(by_entry.get((s, k)) for s, k, _ in doc.heads),
+        inputs_used=given,
+        missing_inputs=missing,
+        revision=revision,
+        by_entry=by_entry,
+    )
+
+
+def _infer_dtypes(mx: Any, internals: Any, arg_names: list[str], dtypes: Mapping[str, str],
+                  count: int) -> tuple[str | None, ...]:
+    import numpy as np
+
+    wanted = {n: np.dtype(d) for n, d in dtypes.items() if n in arg_names}
+    if not wanted and arg_names:
+        wanted = {arg_names[0]: np.dtype("float32")}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _, out_t, _ = internals.infer_type_partial(**wanted)
+    except mx.base.MXNetError:
+        return (None,) * count
+    return tuple(np.dtype(t).name if t is not None else None for t in out_t)
+
+
+def _empty(entries: list[tuple[int, int]], given: dict[str, Shape], err: ShapeError,
+           revision: int) -> ShapeResult:
+    return ShapeResult(tuple(None for _ in entries), tuple(None for _ in entries), {}, {},
+                       (), given, err, (), revision)
+
+
+def _after_error(mx: Any, text: str, doc: GraphDocument, entries: list[tuple[int, int]],
+                 given: dict[str, Shape], revision: int) -> ShapeResult:
+    """Inference failed at some node: infer what lies upstream of it, then explain."""
+    m = _IN_OPERATOR.search(text)
+    bad = doc.node_named(m.group("node")) if m else None
+    return _upstream_of(mx, doc, bad, entries, given, revision, None, text)
+
+
+def _upstream_of(mx: Any, doc: GraphDocument, bad: int | None,
+                 entries: list[tuple[int, int]], given: dict[str, Shape], revision: int,
+                 err: ShapeError | None, text: str = "") -> ShapeResult:
+    """The shapes of everything ``bad`` depends on, with the error at ``bad``."""
+    upstream: dict[tuple[int, int], Shape] = {}
+    if bad is not None and doc.nodes[bad].inputs:
+        sub_nodes, sub_heads, old_ids = subgraph.cut(doc.nodes, list(doc.nodes[bad].inputs))
+        sub_doc = GraphDocument(model.ParsedGraph(sub_nodes, sub_heads, {}, "nnvm",
+                                                      model.CURRENT_VERSION))
+        try:
+            sub = mx.sym.load_json(sub_doc.to_json(indent=None)).get_internals()
+            names = set(sub.list_arguments()) | set(sub.list_auxiliary_states())
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _, out_s, _ = sub.infer_shape_partial(
+                    **{k: v for k, v in given.items() if k in names})
+            for e, s in zip(sub_doc.internals(), out_s):
+                shape = _shape_or_none(s)
+                if shape is not None:
+                    upstream[(old_ids[e.node], e.index)] = shape
+        except mx.base.MXNetError:
+            pass
+    if err is None:
+        err = explain(text, doc, upstream)
+    return ShapeResult(
+        internal_shapes=tuple(upstream.get(e) for e in entries),
+        internal_dtypes=tuple(None for _ in entries),
+        arg_shapes={}, aux_shapes={}, output_shapes=(), inputs_used=given, error=err,
+        revision=revision, by_entry=upstream)
+
+
+def guess_input_shapes(doc: Any, batch: int = 1) -> dict[str, Shape]:
+    """Shapes for the data inputs from the file's hints: ``__shape__`` attributes, then the
+    weights of the first layer that reads each input (checkpoint or ``__shape__``):
+    a 2-D convolution over C channels suggests ``(batch, C, 224, 224)``, a dense layer
+    over F features ``(batch, F)``.  Inputs with nothing to go on are left out."""
+    hints = doc.shape_hints()
+    weights = dict(hints)
+    weights.update(doc.param_shapes())
+    names = {i: doc.nodes[i].name for i in doc.data_inputs()}
+    out: dict[str, Shape] = {}
+    users = doc.consumers()
+    for i, name in names.items():
+        if name in hints:
+            out[name] = hints[name]
+            continue
+        for consumer, pos in users[i]:
+            node = doc.nodes[consumer]
+            if pos != 0 or len(node.inputs) < 2:
+                continue
+            wshape = weights.get(doc.nodes[node.inputs[1][0]].name)
+            canon = opinfo.canonical_op(node.op)
+            if canon == "Convolution":
+                kernel = opinfo.tuple_attr(node.attrs, "kernel") or ()
+                groups = max(opinfo.int_attr(node.attrs, "num_group", 1), 1)
+                if wshape and len(kernel) == 2 and len(wshape) == 4 and wshape[1] > 0:
+                    out[name] = (batch, wshape[1] * groups, 224, 224)
+            elif canon == "FullyConnected" and wshape and len(wshape) == 2 and wshape[1] > 0:
+                out[name] = (batch, wshape[1])
+            if name in out:
+                break
+    return out
+
+
+#: elements MXNet 1.9.1 (built without USE_INT64_TENSOR_SIZE) allocates per tensor
+MAX_ELEMENTS = 2**31 - 1
+
+
+def check_allocatable(names: Sequence[str], shapes_: Sequence[Shape | None],
+                      what: str = "training") -> None:
+    """Refuse, before MXNet is asked, shapes it cannot allocate (one tensor over 2^31
+    elements), naming the biggest tensor and its size.
+
+    Raises
+    ------
+    UserError : a tensor is too big.
+    """
+    worst, worst_name = 0, ""
+    worst_shape: Shape = ()
+    for name, shape in zip(names, shapes_):
+        if shape:
+            n = math.prod(shape)
+            if n > worst:
+                worst, worst_name, worst_shape = n, name, shape
+    if worst > MAX_ELEMENTS:
+        gib = worst * 4 / 2**30
+        raise UserError(f"{worst_name} would be {format_shape(worst_shape)}: {worst:,} "
+                        f"elements ({gib:,.1f} GiB as float32), more than the 2^31 MXNet "
+                        f"allocates per tensor; use a smaller batch for {what}")

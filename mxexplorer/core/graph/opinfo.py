@@ -1,0 +1,381 @@
+"""What the document knows about MXNet operators without importing MXNet.
+
+Owns the operator table generated from MXNet 1.9.1 by ``tools/gen_op_table.py``
+(registered names, canonical names of aliases, outputs and input slots with default
+attributes) and the attribute-dependent rules on top of it (``num_outputs``,
+``state_outputs``, ``output_mean_var`` ...).  Must not import MXNet or Qt.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Callable, Mapping
+
+from mxexplorer.core.runtime.errors import SymbolFileError
+
+#: Input slots whose variables are trained parameters.
+PARAM_SLOTS = frozenset({"weight", "bias", "gamma", "beta", "parameters", "weights",
+                         "alpha", "offset_weight", "offset_bias"})
+#: Name endings that mark a parameter when the consuming op is unknown.
+PARAM_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_alpha", "_parameters",
+                  "_i2h_weight", "_h2h_weight")
+AUX_SUFFIXES = ("_moving_mean", "_moving_var", "_running_mean", "_running_var",
+                "_moving_avg")
+#: Hidden attribute keys MXNet stores as ``__key__`` (see the legacy upgrader).
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """Static facts about one registered op (with default attributes)."""
+
+    name: str
+    canonical: str
+    total: int | None
+    names: tuple[str, ...] | None
+    inputs: tuple[str, ...] | None
+    aux: tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> dict[str, OpSpec]:
+    raw = json.loads(resources.files("mxexplorer.core").joinpath("data/mxnet_ops.json")
+                     .read_text(encoding="utf-8"))
+    table: dict[str, OpSpec] = {}
+    for name, entry in raw["ops"].items():
+        table[name] = OpSpec(
+            name=name,
+            canonical=entry.get("canonical", name),
+            total=entry.get("total"),
+            names=tuple(entry["names"]) if "names" in entry else None,
+            inputs=tuple(entry["inputs"]) if "inputs" in entry else None,
+            aux=tuple(entry.get("aux", ())),
+        )
+    return table
+
+
+def is_registered(op: str) -> bool:
+    """Whether MXNet 1.9.1 knows ``op`` (by any alias)."""
+    return op in _table()
+
+
+def canonical_op(op: str) -> str:
+    """The name MXNet writes back for ``op`` (``_Plus`` -> ``elemwise_add``)."""
+    spec = _table().get(op)
+    return spec.canonical if spec else op
+
+
+def spec(op: str) -> OpSpec | None:
+    table = _table()
+    found = table.get(op)
+    if found is None:
+        return None
+    return table.get(found.canonical, found)
+
+
+def flag(attrs: Mapping[str, str], key: str, default: bool = False) -> bool:
+    """Parse a boolean operator attribute the way dmlc does ("True", "1", "true")."""
+    value = attrs.get(key)
+    if value is None:
+        return default
+    return str(value).strip().lower() in ("true", "1")
+
+
+def int_attr(attrs: Mapping[str, str], key: str, default: int = 0) -> int:
+    value = attrs.get(key)
+    if value is None:
+        return default
+    text = str(value).strip().rstrip("Ll")
+    if not text.lstrip("+-").isascii() or len(text) > 40:
+        return default                    # MXNet reads ASCII digits only; no 10**40
+    try:
+        return int(text)
+    except ValueError:
+        return default
+
+
+def tuple_attr(attrs: Mapping[str, str], key: str) -> tuple[int | None, ...] | None:
+    """Parse ``(3, 3)``, ``[3L, 3L]``, ``3`` or ``(None, 2)`` into a tuple."""
+    value = attrs.get(key)
+    if value is None:
+        return None
+    text = str(value).strip().strip("()[]")
+    if not text:
+        return ()
+    out: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip().rstrip("Ll")
+        if not part:
+            continue
+        if part == "None":
+            out.append(None)
+            continue
+        if not part.lstrip("+-").isascii() or len(part) > 40:
+            return None                   # not a number MXNet reads
+        try:
+            out.append(int(part))
+        except ValueError:
+            return None
+    return tuple(out)
+
+
+#: what a node may declare; a file past these is refused before anything is made of
+#: its counts (a SliceChannel declaring 10**11 outputs hung the loader)
+MAX_OUTPUTS = 100_000
+MAX_INPUTS = 1_000_000
+_COUNT_KEYS = ("num_outputs", "sections", "num_args")
+
+
+def check_declared(op: str, attrs: Mapping[str, str], name: str, n_inputs: int,
+                   row_hint: int | None) -> None:
+    """Refuse a node whose declared counts no real graph has (UserError naming it)."""
+    for key in _COUNT_KEYS:
+        value = int_attr(attrs, key, 0)
+        limit = MAX_INPUTS if key == "num_args" else MAX_OUTPUTS
+        if value > limit:
+            what = "inputs" if key == "num_args" else "outputs"
+            raise SymbolFileError(f"{op} {name!r} declares {value:,} {what} ({key}); "
+                                  f"at most {limit:,} are supported")
+    if row_hint is not None and not 0 <= row_hint <= MAX_OUTPUTS:
+        raise SymbolFileError(f"node_row_ptr gives {op} {name!r} {row_hint:,} outputs; "
+                              f"at most {MAX_OUTPUTS:,} are supported")
+    if n_inputs > MAX_INPUTS:
+        raise SymbolFileError(f"{op} {name!r} has {n_inputs:,} inputs; at most {MAX_INPUTS:,} "
+                        "are supported")
+
+
+def _numbered(n: int) -> list[str]:
+    return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
+
+
+def _norm_mean_var(second: str) -> Callable[[Mapping[str, str]], tuple[int, list[str]]]:
+    def rule(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+        names = ["output", "mean", second]
+        return 3, names if flag(attrs, "output_mean_var") else names[:1]
+    return rule
+
+
+def _rnn(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    if not flag(attrs, "state_outputs"):
+        return 1, ["output"]
+    if str(attrs.get("mode", "")).strip() == "lstm":
+        return 3, ["output", "state_output", "statecell_output"]
+    return 2, ["output", "state_output"]
+
+
+def _slice_channel(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    n = max(int_attr(attrs, "num_outputs", 1), 1)
+    return n, [f"output{i}" for i in range(n)]
+
+
+def _split_v2(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    sections = int_attr(attrs, "sections", 0)
+    indices = tuple_attr(attrs, "indices") or ()
+    n = sections if sections > 0 else max(len(indices), 1)
+    return n, _numbered(n)
+
+
+def _num_outputs(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    n = max(int_attr(attrs, "num_outputs", 1), 1)
+    return n, _numbered(n)
+
+
+def _topk(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    if str(attrs.get("ret_typ", "")).strip().strip("'\"") == "both":
+        return 2, ["output0", "output1"]
+    return 1, ["output"]
+
+
+def _leaky(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    if str(attrs.get("act_type", "")).strip() == "rrelu":
+        return 2, ["output", "mask"]
+    return 1, ["output"]
+
+
+def _proposal(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    return 2, ["output", "score"] if flag(attrs, "output_score") else ["output"]
+
+
+def _pooling(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    # The MKL-DNN build keeps a workspace output for max pooling.
+    pool_type = str(attrs.get("pool_type", "max")).strip().strip("'\"")
+    return (2 if pool_type == "max" else 1), ["output"]
+
+
+_RULES: dict[str, Callable[[Mapping[str, str]], tuple[int, list[str]]]] = {
+    "Pooling": _pooling,
+    "BatchNorm": _norm_mean_var("var"),
+    "BatchNorm_v1": _norm_mean_var("var"),
+    "CuDNNBatchNorm": _norm_mean_var("var"),
+    "_contrib_SyncBatchNorm": _norm_mean_var("var"),
+    "LayerNorm": _norm_mean_var("std"),
+    "GroupNorm": _norm_mean_var("std"),
+    "RNN": _rnn,
+    "SliceChannel": _slice_channel,
+    "_split_v2": _split_v2,
+    "amp_multicast": _num_outputs,
+    "_foreach": _num_outputs,
+    "_while_loop": _num_outputs,
+    "_cond": _num_outputs,
+    "topk": _topk,
+    "LeakyReLU": _leaky,
+    "_contrib_Proposal": _proposal,
+    "_contrib_MultiProposal": _proposal,
+}
+
+
+def outputs(op: str, attrs: Mapping[str, str], total_hint: int | None = None
+            ) -> tuple[int, list[str]]:
+    """Total output count and the names of the *visible* outputs of a node.
+
+    Parameters
+    ----------
+    op : the op name as written in the file (aliases are resolved).
+    attrs : the node's attributes.
+    total_hint : the output count written in the file (``node_row_ptr``), used for
+        ops the table does not describe (custom and plug-in ops).
+    """
+    canon = canonical_op(op)
+    rule = _RULES.get(canon)
+    if rule is not None:
+        return rule(attrs)
+    found = spec(op)
+    if found is not None and found.total is not None and found.names is not None:
+        return found.total, list(found.names)
+    n = total_hint if total_hint and total_hint > 0 else 1
+    return n, _numbered(n)
+
+
+def input_slots(op: str, attrs: Mapping[str, str], n_inputs: int) -> list[str]:
+    """Names of a node's input slots (``data``, ``weight`` ...), best effort."""
+    names = _declared_slots(op, attrs)
+    while len(names) < n_inputs:
+        names.append(f"arg{len(names)}")
+    return names[:n_inputs]
+
+
+def _declared_slots(op: str, attrs: Mapping[str, str]) -> list[str]:
+    canon = canonical_op(op)
+    found = spec(op)
+    names = list(found.inputs) if found is not None and found.inputs else []
+    if canon in ("Convolution", "Deconvolution", "FullyConnected", "Convolution_v1",
+                 "_contrib_DeformableConvolution") and flag(attrs, "no_bias"):
+        names = [n for n in names if n != "bias"]
+    if canon == "Deconvolution" and not flag(attrs, "no_bias", True) and len(names) == 2:
+        names.append("bias")
+    if canon == "LeakyReLU" and str(attrs.get("act_type", "")).strip() == "prelu":
+        names = ["data", "gamma"]
+    if canon == "RNN" and str(attrs.get("mode", "")).strip() != "lstm":
+        names = ["data", "parameters", "state"]
+    if names and names[0] == "arg0":
+        names = []
+    return names
+
+
+def aux_slots(op: str) -> tuple[int, ...]:
+    found = spec(op)
+    return found.aux if found is not None else ()
+
+
+def expected_inputs(op: str, attrs: Mapping[str, str]) -> list[str] | None:
+    """Input slot names MXNet expects for an op whose inputs are fixed, or None."""
+    found = spec(op)
+    if found is None or not found.inputs or found.inputs[0] == "arg0":
+        return None
+    return _declared_slots(op, attrs)
+
+
+def op_family(op: str) -> str:
+    """A coarse family used for colours and grouping."""
+    canon = canonical_op(op)
+    low = canon.lower()
+    if canon == "null":
+        return "variable"
+    if "conv" in low:
+        return "convolution"
+    if "fullyconnected" in low or canon in ("dot", "batch_dot", "_linalg_gemm2"):
+        return "dense"
+    if "norm" in low:
+        return "normalization"
+    if "pool" in low:
+        return "pooling"
+    if canon in ("Activation", "LeakyReLU", "relu", "sigmoid", "tanh", "softrelu",
+                 "softsign", "_contrib_gelu", "hard_sigmoid", "clip"):
+        return "activation"
+    if "softmax" in low or canon.endswith("Output") or canon in ("MakeLoss", "CTCLoss"):
+        return "output"
+    if canon in ("Concat", "SliceChannel", "_split_v2", "stack", "slice", "slice_axis",
+                 "slice_like", "Crop"):
+        return "concat"
+    if canon in ("Reshape", "Flatten", "transpose", "expand_dims", "SwapAxis", "squeeze",
+                 "reshape_like", "Cast", "_copy", "BlockGrad", "tile", "repeat"):
+        return "shape"
+    if canon.startswith(("elemwise_", "broadcast_", "_plus", "_minus", "_mul", "_div",
+                         "_rminus", "_rdiv", "_power", "_maximum", "_minimum", "add_n")):
+        return "elementwise"
+    if canon in ("RNN", "Embedding"):
+        return "recurrent"
+    if canon == "Dropout":
+        return "dropout"
+    return "other"
+
+
+def describe_params(op: str, attrs: Mapping[str, str]) -> str:
+    """Short label text with an op's key parameters: ``7×7/2, 64`` for a
+    convolution (kernel/stride, filters), hidden units, pool type, activation..."""
+    canon = canonical_op(op)
+
+    def dims(key: str) -> str | None:
+        t = tuple_attr(attrs, key)
+        if not t:
+            return None
+        return "×".join("?" if d is None else str(d) for d in t)
+
+    def window() -> str:
+        k = dims("kernel") or ""
+        s = tuple_attr(attrs, "stride")
+        if s and any(d != 1 for d in s):
+            k += "/" + ("×".join(str(d) for d in s) if len(set(s)) > 1 else str(s[0]))
+        d = tuple_attr(attrs, "dilate")
+        if d and any(x != 1 for x in d):
+            k += f" d{max(x or 1 for x in d)}"
+        return k
+
+    parts: list[str] = []
+    if canon in ("Convolution", "Deconvolution", "Convolution_v1"):
+        parts.append(window())
+        if "num_filter" in attrs:
+            parts.append(str(int_attr(attrs, "num_filter")))
+        if int_attr(attrs, "num_group", 1) > 1:
+            parts.append(f"groups {int_attr(attrs, 'num_group')}")
+    elif canon == "FullyConnected":
+        parts.append(str(attrs.get("num_hidden", "?")))
+    elif canon == "Pooling":
+        kind = str(attrs.get("pool_type", "max"))
+        parts.append(f"global {kind}" if flag(attrs, "global_pool") else f"{kind} {window()}")
+    elif canon in ("Activation", "LeakyReLU"):
+        parts.append(str(attrs.get("act_type", "leaky" if canon == "LeakyReLU" else "")))
+    elif canon == "Dropout":
+        parts.append(f"p={attrs.get('p', '0.5')}")
+    elif canon in ("Concat", "concat", "SliceChannel", "_split_v2"):
+        if "dim" in attrs or "axis" in attrs:
+            parts.append(f"axis {attrs.get('dim', attrs.get('axis'))}")
+    elif canon == "Reshape":
+        if "shape" in attrs:
+            parts.append(str(attrs["shape"]))
+    elif canon == "RNN":
+        parts.append(f"{attrs.get('mode', '')} {attrs.get('state_size', '')}")
+        if int_attr(attrs, "num_layers", 1) > 1:
+            parts.append(f"{int_attr(attrs, 'num_layers')} layers")
+    elif canon == "Embedding":
+        parts.append(f"{attrs.get('input_dim', '?')}→{attrs.get('output_dim', '?')}")
+    return ", ".join(p.strip() for p in parts if p and p.strip())
+
+
+def as_str_attrs(attrs: Any) -> dict[str, str]:
+    """Coerce an attribute object from a file into ``{str: str}``."""
+    if not isinstance(attrs, dict):
+        return {}
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in attrs.items()}

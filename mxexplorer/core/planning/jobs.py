@@ -1,0 +1,62 @@
+"""The planner's long jobs as the CLI and the GUI both run them: in a child process
+(:mod:`mxexplorer.core.runtime.isolated`), so a crash inside MXNet costs one line, not the
+caller.  Each takes plain data (a snapshot, shapes), ``progress`` and a ``token``.
+Must not import Qt.
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from mxexplorer.core.analysis.shapes import Shape
+from mxexplorer.core.graph.document import GraphSnapshot
+from mxexplorer.core.planning import benchmark, memplan
+from mxexplorer.core.runtime import isolated
+from mxexplorer.core.runtime.progress import CancelToken, Progress, no_progress
+
+
+def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
+         stages: str | None = None, threshold_mb: int | None = None, mode: str = "best",
+         dtype: str = "float32", progress: Progress = no_progress,
+         token: CancelToken | None = None,
+         on_probe: Callable[[memplan.Probe], None] | None = None,
+         target: str | None = None) -> memplan.PlanResult:
+    """:func:`memplan.plan` in a child; each probe reaches ``on_probe`` as it is costed."""
+    result: memplan.PlanResult = isolated.call(
+        memplan.plan, snap, dict(shapes), ctx, stages, threshold_mb, mode, dtype=dtype,
+        progress=progress, token=token, target=target,
+        callbacks={"on_probe": on_probe} if on_probe is not None else None,
+        what="planning")
+    return result
+
+
+def largest_batch(snap: GraphSnapshot, shapes: Mapping[str, Shape], budget_mb: float,
+                  ctx: str = "cpu", stages: str | None = None, progress: Progress = no_progress,
+                  token: CancelToken | None = None) -> memplan.BatchFit:
+    """:func:`memplan.largest_batch` in a child."""
+    fit: memplan.BatchFit = isolated.call(
+        memplan.largest_batch, snap, dict(shapes), budget_mb, ctx, stages,
+        progress=progress, token=token, what="the batch-size search")
+    return fit
+
+
+def bench(original_json: str, planned_json: str | None, shapes: Mapping[str, Shape],
+          ctx: str = "cpu", warmup: int = 2, repeats: int = 5,
+          progress: Progress = no_progress, token: CancelToken | None = None
+          ) -> list[benchmark.BenchResult]:
+    """:func:`benchmark.compare`, each graph in its own child: "original" against
+    "planned"."""
+    return benchmark.compare(original_json, planned_json, dict(shapes), ctx=ctx,
+                             warmup=warmup, repeats=repeats, progress=progress, token=token,
+                             isolate=True)
+
+
+def bench_plan(snap: GraphSnapshot, plan: memplan.Plan | None,
+               result: memplan.PlanResult | None, shapes: Mapping[str, Shape],
+               ctx: str = "cpu", progress: Progress = no_progress,
+               token: CancelToken | None = None) -> list[benchmark.BenchResult]:
+    """The snapshot without any ``force_mirroring`` tag ("original") against it with
+    ``plan``'s tags ("planned"; the original alone without a plan)."""
+    original = memplan.retagged_json(snap, None)
+    planned = memplan.retagged_json(snap, plan, result) \
+        if plan is not None and result is not None else None
+    return bench(original, planned, shapes, ctx, progress=progress, token=token)

@@ -1,0 +1,288 @@
+"""FileController: a window's files and the windows files open in: open (in the
+background, or now), open anywhere (the window that shows it, this one when empty, or
+a new one), drop, recent files, save and save as (never over the original without
+asking), the unsaved-changes question, and the recovery of a crashed run's edits.
+
+It holds no widget of its own: it asks its window (``set_document``, ``session``,
+``host``, the status bar) and makes new windows through ``make_window``.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QPoint, Slot
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
+
+from mxexplorer.core.analysis import outline
+from mxexplorer.core.analysis.shapes import Shape
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.graph.recovery import RecoveryStore
+from mxexplorer.core.render import blocks, drawing
+from mxexplorer.core.runtime.errors import UserError
+from mxexplorer.gui.text import ask, message_box
+from mxexplorer.gui.window.windows import all_windows
+from mxexplorer.gui.workers import JobSlot
+
+
+def same_file_key(path: str) -> str:
+    return os.path.realpath(os.path.expanduser(path))
+
+
+def dropped_files(mime: Any) -> list[str]:
+    """Local symbol files and checkpoints among dropped URLs (the rest is ignored)."""
+    if not mime.hasUrls():
+        return []
+    return [url.toLocalFile() for url in mime.urls()
+            if url.toLocalFile().lower().endswith((".json", ".params"))]
+
+
+def _read(path: str, progress: Any, token: Any) -> GraphDocument:
+    """Read and index a file on a worker: what every view asks for first is ready."""
+    doc = GraphDocument.open(path)
+    token.check()
+    outline.warm(doc)
+    graph = drawing.visible_graph(doc)
+    if len(graph.nodes) > blocks.COLLAPSE_ABOVE:
+        blocks.block_tree(doc, graph)     # the overview the pane will draw
+    else:
+        drawing.document_layout_source(doc)
+    return doc
+
+
+class FileController(QObject):
+    def __init__(self, window: Any, make_window: Callable[[], Any]) -> None:
+        super().__init__(window)
+        self.window = window
+        self.settings = window.settings
+        self.make_window = make_window
+        self.confirmed_overwrite = False
+        #: opened by open_anywhere: the window closes if the file fails
+        self.made_for_file = False
+        self.opened_at = 0.0                 # when the last document came in
+        self._opening_path: str | None = None
+        self._open_shapes: dict[str, Shape] = {}
+        self.job = JobSlot(self)
+        self.job.finished.connect(self._on_opened)
+        self.job.failed.connect(self._on_open_failed)
+
+    # ---------------------------------------------------------------- open
+    def open_file(self, path: str, shapes: dict[str, Shape] | None = None) -> None:
+        """Open ``path`` in the background: read and index it on a worker, then show it
+        (after the unsaved-changes question) and infer ``shapes`` if given.  The window
+        stays live meanwhile.  A file this window already shows only comes forward."""
+        if self.shows(path):
+            self.bring_forward()
+            return
+        self._open_shapes = dict(shapes or {})
+        self._opening_path = path
+        self.job.start(lambda progress, token: _read(path, progress, token))
+        self.window.statusBar().showMessage(f"Opening {os.path.basename(path)}\u2026")
+
+    @Slot(object)
+    def _on_opened(self, doc: GraphDocument) -> None:
+        window = self.window
+        self._opening_path = None
+        window.statusBar().clearMessage()
+        if window.session is not None and not self.maybe_save():
+            return
+        session = window.set_document(doc)
+        self.opened_at = time.monotonic()
+        if self._open_shapes:
+            session.inputs.set({**session.inputs.shapes(), **self._open_shapes},
+                               infer=False)
+        if session.inputs.shapes() and session.inputs.auto_infer:
+            session.analysis.infer(start_mxnet=False)   # once MXNet is in (when idle)
+
+    @Slot(str)
+    def _on_open_failed(self, message: str) -> None:
+        self._opening_path = None
+        self.window.statusBar().clearMessage()
+        self.window.host.show_error("Cannot open the file", message.strip().splitlines()[-1])
+        if self.made_for_file and self.window.session is None:
+            self.window.close()      # a window made for this file only: nothing to show
+
+    @property
+    def opening(self) -> bool:
+        """A file is being read in the background."""
+        return self.job.busy
+
+    def open_path(self, path: str) -> bool:
+        """Open ``path`` now, on this thread (tests, restore)."""
+        try:
+            doc = GraphDocument.open(path)
+        except UserError as exc:
+            self.window.host.show_error("Cannot open the file", str(exc))
+            return False
+        if self.window.session is not None and not self.maybe_save():
+            return False
+        self.window.set_document(doc)
+        return True
+
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Open symbol file", self.settings.last_open_dir(),
+            "MXNet symbol (*-symbol.json *.json *.params);;All files (*)")
+        if path:
+            self.open_anywhere(path)
+
+    def open_anywhere(self, path: str, shapes: dict[str, Shape] | None = None) -> Any:
+        """Open ``path`` where it belongs: the window already showing it comes forward;
+        else this window if it is empty, else a new window.  Returns that window."""
+        for window in all_windows():
+            if window.files.shows(path):
+                window.files.bring_forward()
+                return window
+        target = self.window
+        if target.session is not None or self.opening:
+            target = self.new_window()
+            target.files.made_for_file = True
+        target.files.open_file(path, shapes)
+        return target
+
+    def new_window(self) -> Any:
+        window = self.make_window()
+        window.resize(self.window.size())
+        window.move(self.window.pos() + QPoint(32, 32))
+        window.show()
+        return window
+
+    def shows(self, path: str) -> bool:
+        """This window shows (or is opening) ``path`` (its symbol file or checkpoint)."""
+        doc = self.window.document
+        mine = {same_file_key(p) for p in (doc.path, doc.params_path) if p} if doc else set()
+        if self._opening_path:
+            mine.add(same_file_key(self._opening_path))
+        return same_file_key(path) in mine
+
+    def bring_forward(self) -> None:
+        window: QMainWindow = self.window
+        if window.isMinimized():
+            window.showNormal()
+        window.raise_()
+        window.activateWindow()
+
+    def drop(self, mime: Any) -> bool:
+        """Open the files dropped on the window; False when none is a symbol file."""
+        files = dropped_files(mime)
+        for path in files:
+            self.open_anywhere(path)
+        return bool(files)
+
+    def fill_recent_menu(self) -> None:
+        menu = self.window.commands.recent_menu
+        menu.clear()
+        for path in self.settings.recent_files():
+            # "&" in a menu marks a shortcut key: a path shows its own doubled
+            menu.addAction(path.replace("&", "&&"), lambda p=path: self.open_recent(p))
+        if not menu.actions():
+            menu.addAction("(none)").setEnabled(False)
+
+    def open_recent(self, path: str) -> None:
+        if not os.path.exists(path):
+            self.settings.remove_recent_file(path)
+            self.window.host.show_error("File not found",
+                                        f"{path} no longer exists; removed from the list.")
+            return
+        self.open_anywhere(path)
+
+    # ---------------------------------------------------------------- save
+    def save(self) -> bool:
+        doc = self.window.document
+        if doc is None:
+            return False
+        if not doc.path or doc.upgraded:
+            return self.save_as()
+        if not self.confirmed_overwrite:
+            answer = ask(
+                self.window, "Overwrite the original?",
+                f"Save over {doc.path}" + (" and its checkpoint" if doc.param_renames else "")
+                + "?\nUse Save As to keep the original.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return False
+            self.confirmed_overwrite = True
+        return self.write(doc.path)
+
+    def save_as(self) -> bool:
+        doc = self.window.document
+        if doc is None:
+            return False
+        start = doc.path or os.path.join(self.settings.last_open_dir(), "untitled-symbol.json")
+        if doc.path and doc.path.endswith("-symbol.json"):
+            start = doc.path[:-len("-symbol.json")] + "-edited-symbol.json"
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save symbol as", start,
+                                              "MXNet symbol (*-symbol.json *.json)")
+        if not path:
+            return False
+        self.confirmed_overwrite = True
+        return self.write(path)
+
+    def write(self, path: str) -> bool:
+        session = self.window.session
+        assert session is not None
+        try:
+            session.file.save_to(path)
+        except OSError as exc:
+            self.window.host.show_error("Save failed", f"{path}: {exc.strerror or exc}\n"
+                                        "Your edits are kept; try another folder.")
+            return False
+        self.window.update_title()
+        self.window.statusBar().showMessage(f"Saved {path}", 4000)
+        return True
+
+    def maybe_save(self) -> bool:
+        """Ask before unsaved edits are dropped; True when it is fine to go on."""
+        session = self.window.session
+        if session is None or not session.file.is_modified():
+            return True
+        doc = session.document
+        name = os.path.basename(doc.path) if doc.path else "untitled"
+        self.bring_forward()
+        answer = ask(
+            self.window, "Unsaved changes", f"{name} has unsaved changes. Save them?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    # ------------------------------------------------------------- recovery
+    def offer_recovery(self) -> int:
+        """Offer back the unsaved edits a crashed or killed mxexplorer left; returns
+        how many documents were restored (each in a window of its own)."""
+        store = RecoveryStore(self.settings.recovery_dir())
+        orphans = store.orphans()
+        if not orphans:
+            return 0
+        names = "\n".join("  " + o.label for o in orphans[:10])
+        box = message_box(self.window, QMessageBox.Icon.Question, "Restore unsaved edits?",
+                          "mxexplorer stopped before these edits were saved:\n" + names
+                          + "\n\nRestore them? (Later keeps them for the next start.)",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel)
+        box.setStyleSheet("QLabel#qt_msgbox_label { min-width: 420px; }")
+        box.button(QMessageBox.StandardButton.Yes).setText("Restore")
+        box.button(QMessageBox.StandardButton.Cancel).setText("Later")
+        answer = box.exec()
+        if answer == QMessageBox.StandardButton.Discard:
+            for orphan in orphans:
+                store.discard(orphan)
+            return 0
+        if answer != QMessageBox.StandardButton.Yes:
+            return 0
+        restored = 0
+        for orphan in orphans:
+            try:
+                doc = store.restore(orphan)
+            except UserError as exc:
+                self.window.host.show_error("Cannot restore", f"{orphan.label}: {exc}")
+                continue
+            target = self.window if self.window.session is None and not self.opening \
+                else self.new_window()
+            target.set_document(doc).file.mark_restored()
+            target.statusBar().showMessage(
+                f"Restored the unsaved edits of {orphan.label}: save to keep them")
+            store.discard(orphan)
+            restored += 1
+        return restored

@@ -1,0 +1,213 @@
+"""ONNX export checked against MXNet (zoo and real corpus files, trained-looking
+weights), the pre-flight list, and the model/checkpoint diff."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import mxnet as mx
+import numpy as np
+import pytest
+
+from mxexplorer.cli import main
+from mxexplorer.core.analysis import diff
+from mxexplorer.core.convert import onnx_export
+from mxexplorer.core.graph import edits
+from mxexplorer.core.graph.document import GraphDocument
+from tests.conftest import CORPUS, EXAMPLES, mlp_epoch
+
+
+def _trained_looking(path) -> None:
+    """Gammas, betas and moving statistics away from 1 and 0, in the checkpoint itself
+    (so a converter that drops fix_gamma or the statistics gives other numbers)."""
+    saved = mx.nd.load(str(path))
+    rng = np.random.default_rng(3)
+    for key, value in saved.items():
+        if key.endswith(("gamma", "running_var", "moving_var")):
+            saved[key] = mx.nd.array(rng.uniform(0.5, 1.5, value.shape))
+        elif key.endswith(("beta", "running_mean", "moving_mean")):
+            saved[key] = mx.nd.array(rng.uniform(-0.2, 0.2, value.shape))
+    mx.nd.save(str(path), saved)
+
+
+@pytest.mark.parametrize("name", ["resnet18_v1", "mobilenetv2_1.0", "squeezenet1.1",
+                                  "densenet121", "inceptionv3"])
+def test_zoo_exports_and_agrees_with_mxnet(zoo, tmp_path, name) -> None:
+    size = 299 if name.startswith("inception") else 224
+    symbol = zoo(name, size)
+    params = symbol.parent / symbol.name.replace("-symbol.json", "-0000.params")
+    for path in (symbol, params):
+        shutil.copy(path, tmp_path / path.name)
+    _trained_looking(tmp_path / params.name)
+    doc = GraphDocument.open(str(tmp_path / symbol.name))
+    assert doc.params_path
+    report = onnx_export.export_snapshot(doc.snapshot(), {"data": (2, 3, size, size)},
+                                         str(tmp_path / "out.onnx"), check=True)
+    assert report.check is not None and report.check.agree, report.lines()
+    assert report.check.outputs[0].top1 == 1.0
+    assert "weights of" in report.weights and report.check.verdict().startswith(
+        "outputs agree within 0.0001")
+
+
+CORPUS_CASES = [
+    ("1996scarlet__ArcFace-Multiplex-Recognition__model__arcface-symbol.json",
+     (1, 3, 112, 112), {"PRelu", "flatten", "fix_gamma"}),         # face recognition
+    ("ZHUXUHAN__mxnet_backbone__FaceFeature80M.json", (1, 3, 112, 112),
+     {"flatten", "fix_gamma"}),                                      # face recognition
+    ("bogireddytejareddy__retinaface-pytorch__mnet.25-symbol.json", (1, 3, 320, 320),
+     set()),                                                         # face detection
+    ("jessebrizzi__MXNet-Bug__resnet-152-symbol.json", (1, 3, 96, 96),
+     {"flatten", "fix_gamma"}),                       # legacy MXNet (global pooling)
+    ("fqararyah__tvm-cuda-int8-benchmark__resnet18_v1-symbol.json", (1, 3, 224, 224),
+     set()),                                                         # a Gluon export
+]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("case", CORPUS_CASES, ids=[c[0][:40] for c in CORPUS_CASES])
+def test_corpus_files_export_with_the_faults_fixed_and_agree(case, tmp_path) -> None:
+    name, shape, faults = case
+    doc = GraphDocument.open(str(CORPUS / name))
+    report = onnx_export.export_snapshot(doc.snapshot(), {"data": shape},
+                                         str(tmp_path / "out.onnx"), check=True)
+    assert report.check is not None and report.check.agree, report.lines()
+    said = " ".join(report.fixes)
+    for fault in faults:
+        assert fault in said, (fault, report.fixes)
+    assert "random trained-looking weights" in report.weights
+
+
+@pytest.mark.corpus
+def test_without_the_fix_gamma_fix_the_outputs_differ(tmp_path) -> None:
+    """The fault the issue names, shown on InsightFace's ArcFace (its embedding ends in
+    a fix_gamma BatchNorm): exported as MXNet's converter does (the stored gamma), the
+    embedding is wrong without any error."""
+    doc = GraphDocument.open(str(CORPUS / CORPUS_CASES[0][0]))
+    nodes = doc.operators()
+    broken = onnx_export.export(doc.to_json(), {"data": (1, 3, 112, 112)},
+                                str(tmp_path / "b.onnx"), nodes, check=True,
+                                fix_gamma=False)
+    assert broken.check is not None and not broken.check.agree
+    assert "differs by" in broken.check.verdict()
+
+
+@pytest.mark.corpus
+def test_an_unsupported_op_gets_the_preflight_list_not_a_traceback(tmp_path, capsys) -> None:
+    path = CORPUS / "deepinsight__insightface__deploy__mtcnn-model__det1-symbol.json"
+    doc = GraphDocument.open(str(path))
+    with pytest.raises(onnx_export.UnsupportedOps) as caught:
+        onnx_export.export_snapshot(doc.snapshot(), {"data": (1, 3, 48, 48)},
+                                    str(tmp_path / "x.onnx"))
+    assert [(name, op) for _, name, op in caught.value.nodes] == \
+        [("prob1", "SoftmaxActivation")]
+    assert caught.value.nodes[0][0] == doc.find("prob1")[0]
+    assert not (tmp_path / "x.onnx").exists()
+    rc = main(["onnx", str(path), "--shape", "data=1,3,48,48", "-o",
+               str(tmp_path / "x.onnx"), "--json"])
+    captured = capsys.readouterr()
+    assert rc == 2 and json.loads(captured.out)["unsupported"][0]["op"] == \
+        "SoftmaxActivation"
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "SoftmaxActivation" in err[0] and "Traceback" not in err[0]
+
+
+def test_cli_onnx_check_says_one_verdict(tmp_path, capsys) -> None:
+    out = tmp_path / "r18.onnx"
+    x = np.random.default_rng(0).uniform(0, 1, (1, 3, 64, 64)).astype("float32")
+    np.save(tmp_path / "x.npy", x)
+    rc = main(["onnx", str(EXAMPLES / "resnet18_v1-symbol.json"), "--shape",
+               "data=1,3,64,64", "-o", str(out), "--check", "--input",
+               str(tmp_path / "x.npy"), "--opset", "12"])
+    text = capsys.readouterr().out
+    assert rc == 0 and out.exists()
+    assert "opset 12" in text and "outputs agree within 0.0001" in text
+    assert "inputs from x.npy" in text
+    np.save(tmp_path / "bad.npy", x[:, :, :32])
+    assert main(["onnx", str(EXAMPLES / "resnet18_v1-symbol.json"), "--shape",
+                 "data=1,3,64,64", "-o", str(out), "--check", "--input",
+                 str(tmp_path / "bad.npy")]) == 2
+    assert "holds shape (1, 3, 32, 64)" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------- diff
+R18 = str(EXAMPLES / "resnet18_v1-symbol.json")
+
+
+def test_a_file_against_itself_has_no_difference() -> None:
+    a, b = GraphDocument.open(R18), GraphDocument.open(R18)
+    result = diff.compare(a, b)
+    assert result.same and result.summary() == "no difference"
+    assert len(result.pairs) == len(a.nodes) and result.by_structure == 0
+
+
+def test_a_prefixed_copy_matches_every_node_by_structure() -> None:
+    a, b = GraphDocument.open(R18), GraphDocument.open(R18)
+    edits.PrefixAllEdit("sha-").apply(b)
+    result = diff.compare(a, b)
+    assert result.by_structure == len(a.nodes) == len(result.renamed)
+    assert all(b.nodes[j].name == "sha-" + a.nodes[i].name for i, j in result.pairs.items())
+    assert not (result.added or result.removed or result.changed)
+
+
+def test_an_edited_copy_shows_the_one_attribute_changed() -> None:
+    a, b = GraphDocument.open(R18), GraphDocument.open(R18)
+    relu = b.find("resnetv10_stage3_relu0_fwd")[0]
+    edits.set_attr((relu,), "act_type", "tanh").apply(b)
+    result = diff.compare(a, b)
+    assert len(result.changed) == 1 and not result.renamed
+    change = result.changed[0]
+    assert b.nodes[change.b].name == "resnetv10_stage3_relu0_fwd"
+    assert change.attrs == {"act_type": ("relu", "tanh")}
+
+
+def test_a_node_inserted_upstream_is_added_and_the_rest_still_match() -> None:
+    x = mx.sym.var("data")
+    a = GraphDocument.from_json(mx.sym.FullyConnected(
+        mx.sym.Activation(x, act_type="relu", name="r"), num_hidden=4, name="fc").tojson())
+    b = GraphDocument.from_json(mx.sym.FullyConnected(mx.sym.Activation(
+        mx.sym.Dropout(x, name="drop"), act_type="relu", name="r2"), num_hidden=4,
+        name="fc").tojson())
+    result = diff.compare(a, b)
+    assert [b.nodes[j].name for j in result.added] == ["drop"]
+    assert [(a.nodes[i].name, b.nodes[j].name) for i, j in result.renamed] == [("r", "r2")]
+
+
+def test_two_checkpoints_of_the_same_graph_differ_in_numbers(mlp_copy, tmp_path,
+                                                            capsys) -> None:
+    def change(saved) -> None:
+        saved["arg:fc1_weight"] = saved["arg:fc1_weight"] + 0.25
+        saved["arg:fc2_bias"] = mx.nd.zeros((7,))
+
+    other = mlp_epoch(mlp_copy, tmp_path / "other", change)
+    a, b = GraphDocument.open(str(mlp_copy)), GraphDocument.open(str(other))
+    result = diff.compare(a, b)
+    assert not result.changed
+    diff.compare_params(result, a, b, a.params_path, b.params_path)
+    by_name = {t.name: t for t in result.tensors}
+    assert by_name["fc1_weight"].max_abs == pytest.approx(0.25, rel=1e-6)
+    assert by_name["fc2_bias"].max_abs is None              # a shape change
+    assert all(t.max_abs == 0 for n, t in by_name.items()
+               if n not in ("fc1_weight", "fc2_bias"))
+    assert not result.same
+    rc = main(["diff", str(mlp_copy), str(other), "--params", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 1 and {t["name"] for t in out["tensors"] if t["max_abs"] != 0} == \
+        {"fc1_weight", "fc2_bias"}
+    assert main(["diff", str(mlp_copy), str(mlp_copy), "--params"]) == 0
+    assert capsys.readouterr().out.startswith("no difference")
+
+
+def test_the_onnx_mapping_stand_in_matches_what_onnx_1_19_removed(monkeypatch) -> None:
+    import warnings
+
+    import onnx
+
+    real = onnx.mapping
+    monkeypatch.delattr(onnx, "mapping")
+    got = onnx_export.load_onnx().mapping
+    for dtype in ("float32", "float16", "int64", "int8", "bool", "float64"):
+        with warnings.catch_warnings():           # onnx 1.14 deprecates its own table
+            warnings.simplefilter("ignore", DeprecationWarning)
+            code = real.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+        assert got.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)] == code
+        assert got.TENSOR_TYPE_TO_NP_TYPE[code] == np.dtype(dtype)

@@ -1,0 +1,123 @@
+"""File > Export ONNX... and File > Compare With... in a real window."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from mxexplorer.core.convert import onnx_export
+from mxexplorer.core.graph import edits
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.gui.window import compare_window
+from tests.conftest import CORPUS, EXAMPLES, WAIT_MS, mlp_epoch
+
+R18 = EXAMPLES / "resnet18_v1-symbol.json"
+
+
+def test_export_onnx_writes_checks_and_reports(make_window, qtbot, dialogs, tmp_path) -> None:
+    window = make_window(R18)
+    window.infer_blocking({"data": (1, 3, 64, 64)})
+    dialogs.answer(QMessageBox.StandardButton.Ok)
+    window.exports.export_onnx(str(tmp_path / "r18.onnx"))
+    qtbot.waitUntil(lambda: window.exports.last_onnx is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=WAIT_MS)
+    report = window.exports.last_onnx
+    assert isinstance(report, onnx_export.ExportReport) and report.check.agree
+    assert (tmp_path / "r18.onnx").stat().st_size == report.size_bytes
+    title, text = dialogs.take()[0]
+    assert title == "ONNX export" and "outputs agree within 0.0001" in text
+
+
+@pytest.mark.corpus
+def test_export_onnx_of_an_unsupported_op_selects_it(make_window, qtbot, dialogs,
+                                                     tmp_path) -> None:
+    window = make_window(CORPUS / "deepinsight__insightface__deploy__mtcnn-model__det1-"
+                                  "symbol.json")
+    window.infer_blocking({"data": (1, 3, 48, 48)})
+    dialogs.answer(QMessageBox.StandardButton.Ok)
+    window.exports.export_onnx(str(tmp_path / "det1.onnx"))
+    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=WAIT_MS)
+    title, text = dialogs.take()[0]
+    assert title == "Cannot export ONNX" and "prob1 (SoftmaxActivation)" in text
+    prob1 = window.document.find("prob1")
+    assert window.selection.nodes == prob1
+    assert not (tmp_path / "det1.onnx").exists()
+    # the tree marks it in red, saying why, until the graph changes
+    from PySide6.QtCore import Qt
+
+    cell = window.tree.node_rows(prob1[0])[0]
+    assert cell.data(Qt.ItemDataRole.ForegroundRole) is not None
+    assert "no rule for SoftmaxActivation" in cell.data(Qt.ItemDataRole.ToolTipRole)
+    window.push_edit(edits.set_attr((prob1[0],), "axis", "1"))
+    assert cell.data(Qt.ItemDataRole.ForegroundRole) is None
+
+
+def test_compare_with_colours_both_graphs_and_steps_through(make_window, qtbot,
+                                                            tmp_path) -> None:
+    edited = GraphDocument.open(str(R18))
+    relu = edited.find("resnetv10_stage3_relu0_fwd")[0]
+    edits.set_attr((relu,), "act_type", "tanh").apply(edited)
+    other = tmp_path / "edited-symbol.json"
+    other.write_text(edited.to_json())
+    window = make_window(R18)
+    window.push_edit(edits.PrefixAllEdit("sha-"))          # unsaved: compared as it is
+    window.exports.compare_with(str(other))
+    qtbot.waitUntil(lambda: bool(window.exports.compare_windows), timeout=WAIT_MS)
+    compare = window.exports.compare_windows[0]
+    a_pane, b_pane = compare.panes
+    for pane in compare.panes:
+        qtbot.waitUntil(lambda p=pane: p.build is not None and not p.busy_now,
+                        timeout=WAIT_MS)
+    result = compare.result
+    assert len(result.renamed) == len(window.document.nodes)     # every name prefixed
+    assert len(result.changed) == 1 and not (result.added or result.removed)
+    change = result.changed[0]
+    fill = a_pane.build.node_items[change.a].brush().color().name()
+    assert fill == compare_window.CHANGED
+    assert b_pane.build.node_items[change.b].brush().color().name() == compare_window.CHANGED
+    assert "changed" in a_pane.legend.text() and "removed" in a_pane.legend.text()
+    # the list: the change first; selecting it selects the node on both sides
+    assert compare.list.count() == len(compare.rows) and "act_type" in \
+        compare.list.item(0).text()
+    compare.list.setCurrentRow(0)
+    assert compare.sessions[0].selection.nodes == [change.a]
+    assert compare.sessions[1].selection.nodes == [change.b]
+    # the main window's document, colours and selection are its own
+    assert window.session.insight.metric == "family" and window.selection.nodes == []
+    compare.close()
+
+
+def test_compare_with_another_checkpoint_lists_the_tensors_that_moved(make_window, qtbot,
+                                                                      mlp_copy,
+                                                                      tmp_path) -> None:
+    def change(saved) -> None:
+        saved["arg:fc1_weight"] = saved["arg:fc1_weight"] * 2
+
+    other = mlp_epoch(mlp_copy, tmp_path / "epoch2", change)
+    window = make_window(mlp_copy)
+    fc1 = window.document.find("fc1")[0]
+    window.push_edit(edits.RenameNodeEdit(fc1, "first"))   # unsaved: fc1_weight is first_weight
+    window.exports.compare_with(str(other))
+    qtbot.waitUntil(lambda: bool(window.exports.compare_windows), timeout=WAIT_MS)
+    compare = window.exports.compare_windows[0]
+    rows = [text for text, _, _ in compare.rows]
+    tensor_rows = [r for r in rows if r.startswith("tensor")]
+    assert len(tensor_rows) == 1 and "fc1_weight" in tensor_rows[0]
+    k = rows.index(tensor_rows[0])
+    compare.list.setCurrentRow(k)
+    a_node, b_node = compare.sessions[0].selection.nodes, compare.sessions[1].selection.nodes
+    assert compare.sessions[0].document.nodes[a_node[0]].name == "first_weight"
+    assert compare.sessions[1].document.nodes[b_node[0]].name == "fc1_weight"
+    compare.close()
+
+
+def test_compare_with_a_file_that_is_not_a_graph_says_so(make_window, qtbot, dialogs,
+                                                         tmp_path) -> None:
+    bad = tmp_path / "bad-symbol.json"
+    bad.write_text("{not json")
+    window = make_window(R18)
+    dialogs.answer(QMessageBox.StandardButton.Ok)
+    window.exports.compare_with(str(bad))
+    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=WAIT_MS)
+    title, text = dialogs.take()[0]
+    assert title == "Cannot compare" and "bad-symbol.json" in text
+    assert "Traceback" not in text and not window.exports.compare_windows
