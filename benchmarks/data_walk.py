@@ -41,6 +41,10 @@ PANELS = (("tree", "tree"), ("inspector", "attributes"), ("attributes", "attribu
           ("bench_view", "planner"), ("step_chart", "planner"), ("device_box", "planner"),
           ("planner", "planner"))
 
+#: what the issue counted as redone: each call is the whole of that view done again
+REDONE = frozenset({"_place_labels", "_restyle", "restyle", "_update_totals", "set_results",
+                    "colour_graph", "fill", "_fill", "refresh", "rebuild", "_show_shapes"})
+
 #: refresh entry points called by name from outside a panel
 REFRESH = frozenset({"refresh", "fill", "relayout", "rebuild", "set_document", "restyle",
                      "update_view", "reset", "set_shapes", "apply_lod"})
@@ -243,6 +247,7 @@ def main(argv: list[str]) -> None:
                   f"calls; GUI thread + workers {r['workers']}; about {r['seconds']:.1f} s")
             print("  wake-ups per panel: " + ", ".join(f"{k} {v}" for k, v in
                                                       sorted(r["wakeups"].items())))
+            print("  views redone: " + ", ".join(f"{k} {v}" for k, v in r["redone"].items()))
     window.session.undo_stack.setClean()
     window.close()
 
@@ -254,6 +259,8 @@ def _summary(rec: Recorder, seconds: float) -> dict[str, Any]:
             "threads": len(rec.threads), "wakeups": dict(rec.wakeups),
             "workers": dict(collections.Counter(rec.workers)),
             "functions": len(rec.calls), "calls": sum(rec.calls.values()),
+            "redone": {f"{m.rsplit('.', 1)[-1]}.{f}": n for (m, f), n in sorted(rec.calls.items())
+                       if f in REDONE},
             "slots": dict(sorted(rec.slots.items())),
             "seconds": max(seconds, 0.0), "module_list": mods}
 

@@ -74,7 +74,9 @@ def test_colour_by_memory_paints_graph_legend_and_tree_bars_alike(inferred, qtbo
     assert "for the graph before your last edit: infer again" in pane.legend.text()
     session.analysis.infer()
     qtbot.waitUntil(lambda: session.analysis.stale() is None, timeout=WAIT_MS)
-    assert _fill(pane, convs[0]) != metrics.NO_VALUE          # fresh figures, colours back
+    # fresh figures: colours back, with the edited graph's new picture (not twice)
+    qtbot.waitUntil(lambda: not pane.busy_now, timeout=WAIT_MS)
+    assert _fill(pane, convs[0]) != metrics.NO_VALUE
     box.setCurrentIndex(box.findData("family"))
     qtbot.waitUntil(lambda: pane.build is not None and not pane.busy_now, timeout=WAIT_MS)
     assert _fill(pane, convs[0]) == family

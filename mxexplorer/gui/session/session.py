@@ -85,11 +85,12 @@ class DocumentSession(QObject):
         if change.kind == "kinds" and doc.path:
             self.settings.set_variable_kinds(doc.path, {
                 doc.nodes[i].name: k.value for i, k in doc.kind_overrides.items()})
+        if change.kind != "saved":
+            # the models first: panels told of the change find the plan dropped (or
+            # kept) and the new inference under way
+            self.plans.document_edited()
+            self.analysis.document_edited()
         self.document_changed.emit(change)
-        if change.kind == "saved":
-            return
-        self.plans.document_edited()
-        self.analysis.document_edited()
 
     # -------------------------------------------------------------- lifetime
     def stop(self) -> None:

@@ -316,9 +316,11 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_document_changed(self, change: Change) -> None:
         """Counts change with the graph (a node's outputs, names); tags and saves
-        leave them."""
-        if not isinstance(change, Saved) and not (isinstance(change, AttrsChanged)
-                                                  and change.tags_only):
+        leave them, and an inference already under way brings them with its figures."""
+        if isinstance(change, Saved) or (isinstance(change, AttrsChanged)
+                                         and change.tags_only):
+            return
+        if self.session is None or not self.session.analysis.job.busy:
             self._update_totals()
 
     def _update_totals(self, *_: object) -> None:
@@ -350,6 +352,7 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_inference_failed(self, message: str) -> None:
         self.statusBar().showMessage(message, 8000)
+        self._update_totals()
 
     @Slot(bool)
     def _on_modified_changed(self, modified: bool) -> None:

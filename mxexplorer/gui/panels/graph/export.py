@@ -10,6 +10,7 @@ from mxexplorer.core.render import drawing
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.gui import workers
 from mxexplorer.gui.host import DialogHost
+from mxexplorer.gui.panels.graph.colour import export_colours
 
 
 class GraphExporter(QObject):
@@ -68,3 +69,14 @@ class GraphExporter(QObject):
 
     def stop(self) -> None:
         self._job.cancel(quiet=True)
+
+
+def picture_source(session: Any, show_params: bool, legend: bool, dpi: int = 0) -> str:
+    """The DOT source of the session's graph as the pane shows it: its colours, and the
+    shapes on the edges when they are fresh."""
+    doc = session.document
+    graph = drawing.visible_graph(doc, show_params)
+    result = session.analysis.fresh_shapes()
+    shapes = result.by_entry if result is not None else None
+    return drawing.styled_source(doc, graph, shapes, dpi=dpi, legend=legend,
+                                 **export_colours(graph, session.insight))

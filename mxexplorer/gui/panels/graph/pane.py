@@ -23,8 +23,8 @@ from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.base import SessionPanel
 from mxexplorer.gui.panels.graph.blocks import BlockState
-from mxexplorer.gui.panels.graph.colour import colour_graph, export_colours
-from mxexplorer.gui.panels.graph.export import GraphExporter
+from mxexplorer.gui.panels.graph.colour import colour_graph
+from mxexplorer.gui.panels.graph.export import GraphExporter, picture_source
 from mxexplorer.gui.panels.graph.layouter import SceneLayouter
 from mxexplorer.gui.panels.graph.legend import GraphLegend
 from mxexplorer.gui.panels.graph.menu import node_menu
@@ -73,6 +73,7 @@ class GraphPane(SessionPanel):
         self.exporter = GraphExporter(self.export_source, host, self)
         self.exported = self.exporter.exported
         self._matches: list[int] = []
+        self._styled = -1                # the document revision the pens were last set for
         self._match_at = -1
         self._first_draw = True
         self._shown_selection: set[int] = set()   # nodes drawn with the selection pen
@@ -132,7 +133,8 @@ class GraphPane(SessionPanel):
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.legend)
 
-        for text, key, slot in (("Find Node", QKeySequence.StandardKey.Find, self._focus_search),
+        find = self.toolbar.focus_search
+        for text, key, slot in (("Find Node", QKeySequence.StandardKey.Find, find),
                                 ("Lay Out Again", QKeySequence(Qt.Key.Key_F5), self.relayout)):
             action = QAction(text, self)
             action.setShortcut(key)
@@ -147,7 +149,7 @@ class GraphPane(SessionPanel):
         session.document_changed.connect(self._on_document_changed)
         session.analysis.changed.connect(self._on_analysis_changed)
         session.plans.preview_changed.connect(self._on_preview_changed)
-        session.insight.colours_changed.connect(self._update_legend)
+        session.insight.colours_changed.connect(self._on_colours_changed)
         self.selection.changed.connect(self._on_selection_changed)
         themes().changed.connect(self._on_theme_changed)
         # the first layout is asked for on the next turn: opening stays in short steps
@@ -182,6 +184,9 @@ class GraphPane(SessionPanel):
         self._first_timer.stop()
         self.layouter.cancel()
         self.toolbar.hide_busy()
+        if not quiet and self.build is not None:   # the old picture stays: up to date
+            self._place_labels()
+            self._update_legend()
         if not quiet and self.layout is None:
             self._show_message("Layout cancelled. Press F5 or toggle Parameters to lay "
                                "the graph out again.")
@@ -252,12 +257,23 @@ class GraphPane(SessionPanel):
         if self.build is None or self.graph is None:
             return
         self.build.restyle(graph, set(self.selection.nodes))
-        self.graph = graph
+        self.graph, self._styled = graph, self.document.revision
         self._update_legend()
 
     @Slot()
     def _on_analysis_changed(self) -> None:
-        self._place_labels()
+        if self._now():
+            self._place_labels()
+
+    @Slot()
+    def _on_colours_changed(self) -> None:
+        if self._now():
+            self._update_legend()
+
+    def _now(self) -> bool:
+        """Redo labels and colours now, unless a new layout brings them (stale: now)."""
+        pending = self._relayout_timer.isActive() or self.layouter.busy_now
+        return not pending or self.session.analysis.fresh_shapes() is None
 
     def _place_labels(self) -> None:
         """Shapes on the edges: the session's analysis, greyed when it is stale."""
@@ -347,10 +363,6 @@ class GraphPane(SessionPanel):
         return True
 
     # ------------------------------------------------------------ search
-    def _focus_search(self) -> None:
-        self.search.setFocus()
-        self.search.selectAll()
-
     @Slot(str)
     def _on_search_changed(self, text: str) -> None:
         needle = text.strip()
@@ -447,18 +459,16 @@ class GraphPane(SessionPanel):
         if isinstance(change, Saved):
             return
         if isinstance(change, AttrsChanged) and change.tags_only and self.build is not None:
-            return self.refresh()        # tags: new pens now (the layout stays)
+            if self._styled != self.document.revision:    # (a plan's preview did it)
+                self.refresh()           # tags: new pens now (the layout stays)
+            return
         self._relayout_timer.start()
 
     # ------------------------------------------------------------ export
     def export_source(self, dpi: int = 0) -> str:
         """The picture's DOT source: what is shown, with shapes when they are fresh."""
-        graph = drawing.visible_graph(self.document, self.show_params)
-        result = self.session.analysis.fresh_shapes()
-        shapes = result.by_entry if result is not None else None
-        return drawing.styled_source(self.document, graph, shapes, dpi=dpi,
-                                     legend=self.legend_button.isChecked(),
-                                     **export_colours(graph, self.session.insight))
+        return picture_source(self.session, self.show_params,
+                              self.legend_button.isChecked(), dpi)
 
     def export_dialog(self) -> None:
         self.exporter.ask(self.document.path)
@@ -469,8 +479,8 @@ class GraphPane(SessionPanel):
 
     # ------------------------------------------------------------ lifetime
     def stop(self) -> None:
-        self.cancel_layout(quiet=True)
         self._relayout_timer.stop()
+        self.cancel_layout(quiet=True)
         self.exporter.stop()
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
@@ -483,7 +493,7 @@ class GraphPane(SessionPanel):
         disconnect_quietly((self.session.document_changed, self._on_document_changed),
                              (self.session.analysis.changed, self._on_analysis_changed),
                              (self.session.plans.preview_changed, self._on_preview_changed),
-                             (self.session.insight.colours_changed, self._update_legend),
+                             (self.session.insight.colours_changed, self._on_colours_changed),
                              (self.selection.changed, self._on_selection_changed),
                            (themes().changed, self._on_theme_changed))
         super().closeEvent(event)

@@ -133,6 +133,10 @@ class GraphToolbar(QWidget):
     def set_zoom(self, scale: float) -> None:
         self.zoom_label.setText(f"{scale * 100:.0f}%")
 
+    def focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
+
     def set_matches(self, text: str) -> None:
         self.match_label.setText(text)
 
