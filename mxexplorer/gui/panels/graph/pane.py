@@ -160,7 +160,9 @@ class GraphPane(SessionPanel):
     # ------------------------------------------------------------------ layout
     @property
     def busy_now(self) -> bool:
-        return self.layouter.busy_now or self._first_timer.isActive()
+        """A layout is asked for (after an edit, a short wait), running or being drawn."""
+        return self.layouter.busy_now or self._first_timer.isActive() or \
+            self._relayout_timer.isActive()
 
     @property
     def layout(self) -> drawing.Layout | None:
@@ -272,8 +274,7 @@ class GraphPane(SessionPanel):
 
     def _now(self) -> bool:
         """Redo labels and colours now, unless a new layout brings them (stale: now)."""
-        pending = self._relayout_timer.isActive() or self.layouter.busy_now
-        return not pending or self.session.analysis.fresh_shapes() is None
+        return not self.busy_now or self.session.analysis.fresh_shapes() is None
 
     def _place_labels(self) -> None:
         """Shapes on the edges: the session's analysis, greyed when it is stale."""
