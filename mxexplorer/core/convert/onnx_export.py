@@ -3,12 +3,10 @@ the way in, and a check of the result against MXNet before anyone trusts it.
 
 * Pre-flight: every operator whose op has no converter (MXNet 1.9.1 converts about 150
   op names) is listed by node before anything is converted.
-* Faults fixed, each named in the report: BatchNorm with ``fix_gamma=True`` (MXNet's
-  default) computes with gamma = 1 whatever the checkpoint stores, but the converter
-  exports the stored gamma; such gammas are exported as ones.  The converter's
-  ``onnx.mapping`` (gone in ONNX 1.19) is provided when missing, and the opset is the
-  one asked for (``export_model`` always writes the newest the ``onnx`` package knows,
-  over converters written for opsets 12 and 13).
+* Faults fixed, each named in the report: ``fix_gamma=True`` BatchNorm gammas exported
+  as ones (what MXNet computes with); a SoftmaxOutput head's label dropped (its
+  inference meaning, softmax); ``onnx.mapping`` (gone in ONNX 1.19) provided; the opset
+  the one asked for (``export_model`` writes the newest the ``onnx`` package knows).
 * Check: MXNet and onnxruntime run the same inputs (random, a ``.npy`` or an image);
   every output is compared (largest absolute and relative difference, where, and top-1
   agreement for a classifier's scores) and the verdict is one line.
@@ -17,14 +15,16 @@ Runs in a child process (:func:`export_snapshot`); must not import Qt.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import types
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from mxexplorer.core.analysis.shapes import Shape
+from mxexplorer.core.graph import opinfo
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.runtime import isolated
 from mxexplorer.core.runtime.errors import UserError
@@ -254,6 +254,45 @@ def _fix_flatten(graph: dict[str, Any]) -> list[str]:
                          "default (the converter reads the missing attribute as False)")
 
 
+def _fix_softmax_heads(graph: dict[str, Any], rank: Callable[[str], int | None]
+                       ) -> list[str]:
+    """A ``SoftmaxOutput`` head with its label input (``softmax_label``) becomes its
+    inference meaning, ``softmax``: MXNet's converter skips the label without recording
+    it, then looks it up by position (IndexError, apache/mxnet#13407).  2-D data,
+    ``multi_output`` (axis 1) or ``preserve_shape`` (last axis); ``rank(node name)``:
+    the rank of that node's data input."""
+    nodes = graph["nodes"]
+    notes = []
+    for node in nodes:
+        if node.get("op") != "SoftmaxOutput" or len(node.get("inputs", [])) < 2:
+            continue
+        attrs = node.get("attrs", node.get("param", {})) or {}
+        flag = {k: opinfo.flag(attrs, k) for k in ("multi_output", "preserve_shape")}
+        if not any(flag.values()) and rank(node["name"]) != 2:
+            raise UserError(f"SoftmaxOutput '{node['name']}' takes its softmax over every "
+                            "axis but the batch here, which has no ONNX export yet: export "
+                            "the graph before it (Cut here), or give it multi_output")
+        label = nodes[node["inputs"][1][0]]
+        node["op"] = "softmax"
+        node["attrs"] = {"axis": "1" if flag["multi_output"] else "-1"}
+        node.pop("param", None)
+        node["inputs"] = node["inputs"][:1]
+        notes.append(f"SoftmaxOutput '{node['name']}' exported as softmax (its inference "
+                     f"meaning); its label input '{label.get('name')}' dropped")
+    return notes
+
+
+def _input_rank(sym: Any, shapes: Mapping[str, Shape], name: str) -> int | None:
+    """The rank of the first input of node ``name`` at ``shapes`` (None: unknown)."""
+    try:
+        node = sym.get_internals()[f"{name}_output"]
+        data = node.get_children()[0]
+        _, out, _ = data.infer_shape_partial(**shapes)
+    except Exception:  # noqa: BLE001 - unknown: the fix is not made
+        return None
+    return len(out[0]) if out and out[0] else None
+
+
 def _fix_gamma(graph: dict[str, Any], params: dict[str, Any], mx: Any) -> list[str]:
     """Gammas of ``fix_gamma=True`` BatchNorms set to 1 (what MXNet computes with)."""
     nodes = graph["nodes"]
@@ -386,10 +425,13 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
 
     mx = import_mxnet()
     graph = json.loads(graph_json)
-    fixes = _fix_flatten(graph)
+    shapes = {k: tuple(v) for k, v in shapes.items()}
+    with mxnet_errors("MXNet cannot load the graph"):
+        original = mx.sym.load_json(graph_json)
+    fixes = _fix_softmax_heads(graph, functools.partial(_input_rank, original, shapes))
+    fixes += _fix_flatten(graph)
     with mxnet_errors("MXNet cannot load the graph"):
         sym = mx.sym.load_json(json.dumps(graph))
-    shapes = {k: tuple(v) for k, v in shapes.items()}
     with mxnet_errors("the weights cannot be read"):
         params, weights = _params(mx, sym, shapes, params_path, renames or {})
     if fix_gamma:                     # off only to show the fault (a test does)

@@ -14,6 +14,7 @@ from mxexplorer.core.analysis import diff
 from mxexplorer.core.convert import onnx_export
 from mxexplorer.core.graph import edits
 from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.runtime.errors import UserError
 from tests.conftest import CORPUS, EXAMPLES, mlp_epoch
 
 
@@ -211,3 +212,51 @@ def test_the_onnx_mapping_stand_in_matches_what_onnx_1_19_removed(monkeypatch) -
             code = real.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
         assert got.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)] == code
         assert got.TENSOR_TYPE_TO_NP_TYPE[code] == np.dtype(dtype)
+
+
+# ----------------------------------------------- training heads (issue 26, fault 1)
+def test_the_bundled_mlp_with_its_softmax_label_exports_and_agrees(tmp_path, capsys) -> None:
+    """The Module API's SoftmaxOutput keeps its label input in the saved graph; MXNet's
+    converter skipped it and then looked it up by position (IndexError, the bundled
+    MLP among the files that failed)."""
+    out = tmp_path / "mlp.onnx"
+    rc = main(["onnx", str(EXAMPLES / "mlp-symbol.json"), "--shape", "data=4,784", "-o",
+               str(out), "--check"])
+    text = capsys.readouterr().out
+    assert rc == 0 and out.exists(), text
+    assert ("SoftmaxOutput 'softmax' exported as softmax (its inference meaning); its "
+            "label input 'softmax_label' dropped") in text
+    assert "outputs agree within 0.0001" in text
+
+
+@pytest.mark.parametrize("flags, shape, rewritten", [
+    ({}, (2, 7), True),                                   # a classifier: 2-D
+    ({"multi_output": True}, (2, 5, 3, 4), True),         # segmentation: axis 1
+    ({"preserve_shape": True}, (2, 3, 6), True),          # the last axis
+    ({}, (2, 3, 6), False),       # softmax over all but the batch: refused, named
+])
+def test_softmax_heads_become_their_inference_meaning(tmp_path, flags, shape,
+                                                      rewritten) -> None:
+    data = mx.sym.var("data")
+    net = mx.sym.SoftmaxOutput(mx.sym.relu(data, name="act"), name="prob", **flags)
+    doc = GraphDocument.from_json(net.tojson())
+    assert "prob_label" in net.list_arguments()
+    if not rewritten:
+        with pytest.raises(UserError, match="SoftmaxOutput 'prob' .*Cut here"):
+            onnx_export.export(net.tojson(), {"data": shape}, str(tmp_path / "s.onnx"),
+                               doc.operators())
+        return
+    report = onnx_export.export(net.tojson(), {"data": shape}, str(tmp_path / "s.onnx"),
+                                doc.operators())
+    assert [f for f in report.fixes if "SoftmaxOutput 'prob' exported as softmax" in f]
+    if rewritten:
+        # MXNet's own forward of the original head against the exported model
+        ort = pytest.importorskip("onnxruntime")
+        x = np.random.default_rng(1).uniform(-2, 2, shape).astype("float32")
+        exe = net.simple_bind(mx.cpu(), grad_req="null", data=shape)
+        exe.arg_dict["data"][:] = x
+        want = exe.forward(is_train=False)[0].asnumpy()
+        got = ort.InferenceSession(str(tmp_path / "s.onnx"),
+                                   providers=["CPUExecutionProvider"]).run(None, {"data": x})[0]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -27,6 +27,21 @@ def test_export_onnx_writes_checks_and_reports(make_window, qtbot, dialogs, tmp_
     assert title == "ONNX export" and "outputs agree within 0.0001" in text
 
 
+def test_export_onnx_of_the_bundled_mlp_drops_its_label_and_agrees(make_window, qtbot,
+                                                                   dialogs, tmp_path) -> None:
+    """File > Export ONNX on the MLP (its SoftmaxOutput keeps softmax_label) failed with
+    the converter's IndexError."""
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    window.infer_blocking({"data": (4, 784)})
+    dialogs.answer(QMessageBox.StandardButton.Ok)
+    window.exports.export_onnx(str(tmp_path / "mlp.onnx"))
+    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=WAIT_MS)
+    title, text = dialogs.take()[0]
+    assert title == "ONNX export", text
+    assert "label input 'softmax_label' dropped" in text
+    assert "outputs agree within 0.0001" in text
+
+
 @pytest.mark.corpus
 def test_export_onnx_of_an_unsupported_op_selects_it(make_window, qtbot, dialogs,
                                                      tmp_path) -> None:
