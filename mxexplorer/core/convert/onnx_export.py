@@ -373,10 +373,10 @@ def _compare(names: list[str], mx_out: list[Any], ort_out: dict[str, Any],
     return CheckReport(tuple(checks), tolerance, inputs)
 
 
-def _fix_prelu(onnx: Any, model: Any) -> list[str]:
-    """PRelu slopes of shape (C,) reshaped to (C, 1, 1): ONNX broadcasts from the last
-    axis, so a per-channel slope on NCHW data fails in onnxruntime (MXNet's converter
-    exports MXNet's shape as it is)."""
+def _fix_prelu(onnx: Any, model: Any, rank: Callable[[str], int | None]) -> list[str]:
+    """PRelu slopes of shape (C,) reshaped to (C, 1, ...) for their input's rank (4 when
+    unknown): ONNX broadcasts from the last axis, so a per-channel slope on NCHW data
+    fails in onnxruntime; on (N, C) data (C,) is right as it is."""
     from onnx import numpy_helper
 
     inits = {t.name: t for t in model.graph.initializer}
@@ -384,9 +384,9 @@ def _fix_prelu(onnx: Any, model: Any) -> list[str]:
     for node in model.graph.node:
         if node.op_type != "PRelu" or len(node.input) < 2 or node.input[1] not in inits:
             continue
-        tensor = inits[node.input[1]]
-        if len(tensor.dims) == 1 and tensor.dims[0] > 1:
-            value = numpy_helper.to_array(tensor).reshape(-1, 1, 1)
+        tensor, ndim = inits[node.input[1]], rank(node.name) or 4
+        if len(tensor.dims) == 1 and tensor.dims[0] > 1 and ndim > 2:
+            value = numpy_helper.to_array(tensor).reshape((-1,) + (1,) * (ndim - 2))
             tensor.CopyFrom(numpy_helper.from_array(value, tensor.name))
             for given in model.graph.input:        # the converter lists it as an input too
                 if given.name == tensor.name:
@@ -395,7 +395,7 @@ def _fix_prelu(onnx: Any, model: Any) -> list[str]:
                     for d in value.shape:
                         dims.add().dim_value = int(d)
             fixed.append(node.name)
-    return _fixed(fixed, "PRelu slope(s) ({names}) reshaped from (C,) to (C, 1, 1), the "
+    return _fixed(fixed, "PRelu slope(s) ({names}) reshaped from (C,) to (C, 1, ...), the "
                          "per-channel broadcast MXNet does (onnxruntime refused them)")
 
 
@@ -449,7 +449,7 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
                 opset_version=opset, dynamic=False)
         model = onnx.helper.make_model(proto, opset_imports=[
             onnx.helper.make_opsetid("", opset)], producer_name="mxexplorer")
-        fixes += _fix_prelu(onnx, model)
+        fixes += _fix_prelu(onnx, model, functools.partial(_input_rank, sym, shapes))
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - the converter's own errors, in one line
         raise UserError(f"MXNet's ONNX converter failed: {type(exc).__name__}: "

@@ -260,3 +260,21 @@ def test_softmax_heads_become_their_inference_meaning(tmp_path, flags, shape,
                                    providers=["CPUExecutionProvider"]).run(None, {"data": x})[0]
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(2, 16), (2, 16, 5, 5)])
+def test_prelu_slopes_broadcast_as_mxnet_does_at_any_rank(tmp_path, shape) -> None:
+    """Issue 26, fault 2: every slope was reshaped to (C, 1, 1), so a PReLU after a
+    FullyConnected ((N, C) data) broadcast (1, 16) against (16, 1, 1) into
+    (16, 1, 16) and onnxruntime failed further on."""
+    data = mx.sym.var("data")
+    body = mx.sym.FullyConnected(data, num_hidden=16, name="fc") if len(shape) == 2 \
+        else mx.sym.Convolution(data, num_filter=16, kernel=(1, 1), name="conv")
+    net = mx.sym.LeakyReLU(body, act_type="prelu", name="prelu")
+    net = mx.sym.FullyConnected(net, num_hidden=3, name="head")
+    doc = GraphDocument.from_json(net.tojson())
+    report = onnx_export.export(net.tojson(), {"data": shape}, str(tmp_path / "p.onnx"),
+                                doc.operators(), check=True)
+    assert report.check is not None and report.check.agree, report.lines()
+    reshaped = [f for f in report.fixes if "PRelu slope" in f]
+    assert bool(reshaped) == (len(shape) == 4)
