@@ -21,10 +21,10 @@ import os
 import types
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from mxexplorer.core.analysis.shapes import Shape
-from mxexplorer.core.graph import opinfo
+from mxexplorer.core.convert import onnx_fixes
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.runtime import isolated
 from mxexplorer.core.runtime.errors import UserError
@@ -231,87 +231,6 @@ def _params(mx: Any, sym: Any, shapes: Mapping[str, Shape], path: str | None,
     return out, "random trained-looking weights (no checkpoint)"
 
 
-def _fixed(names: list[str], what: str) -> list[str]:
-    """The report's sentence for one kind of fix: how many, the first names, what."""
-    if not names:
-        return []
-    more = ", ..." if len(names) > 3 else ""
-    return [f"{len(names)} {what.format(names=', '.join(names[:3]) + more)}"]
-
-
-def _fix_flatten(graph: dict[str, Any]) -> list[str]:
-    """FullyConnected without a ``flatten`` attribute given ``flatten=True``, MXNet's
-    default: the converter reads a missing attribute as False and multiplies a 4-D
-    input without flattening it (onnxruntime then refuses the Gemm)."""
-    fixed = []
-    for node in graph["nodes"]:
-        if node.get("op") == "FullyConnected":
-            attrs = node.setdefault("attrs", {})
-            if "flatten" not in attrs:
-                attrs["flatten"] = "True"
-                fixed.append(node["name"])
-    return _fixed(fixed, "FullyConnected node(s) ({names}) given flatten=True, MXNet's "
-                         "default (the converter reads the missing attribute as False)")
-
-
-def _fix_softmax_heads(graph: dict[str, Any], rank: Callable[[str], int | None]
-                       ) -> list[str]:
-    """A ``SoftmaxOutput`` head with its label input (``softmax_label``) becomes its
-    inference meaning, ``softmax``: MXNet's converter skips the label without recording
-    it, then looks it up by position (IndexError, apache/mxnet#13407).  2-D data,
-    ``multi_output`` (axis 1) or ``preserve_shape`` (last axis); ``rank(node name)``:
-    the rank of that node's data input."""
-    nodes = graph["nodes"]
-    notes = []
-    for node in nodes:
-        if node.get("op") != "SoftmaxOutput" or len(node.get("inputs", [])) < 2:
-            continue
-        attrs = node.get("attrs", node.get("param", {})) or {}
-        flag = {k: opinfo.flag(attrs, k) for k in ("multi_output", "preserve_shape")}
-        if not any(flag.values()) and rank(node["name"]) != 2:
-            raise UserError(f"SoftmaxOutput '{node['name']}' takes its softmax over every "
-                            "axis but the batch here, which has no ONNX export yet: export "
-                            "the graph before it (Cut here), or give it multi_output")
-        label = nodes[node["inputs"][1][0]]
-        node["op"] = "softmax"
-        node["attrs"] = {"axis": "1" if flag["multi_output"] else "-1"}
-        node.pop("param", None)
-        node["inputs"] = node["inputs"][:1]
-        notes.append(f"SoftmaxOutput '{node['name']}' exported as softmax (its inference "
-                     f"meaning); its label input '{label.get('name')}' dropped")
-    return notes
-
-
-def _input_rank(sym: Any, shapes: Mapping[str, Shape], name: str) -> int | None:
-    """The rank of the first input of node ``name`` at ``shapes`` (None: unknown)."""
-    try:
-        node = sym.get_internals()[f"{name}_output"]
-        data = node.get_children()[0]
-        _, out, _ = data.infer_shape_partial(**shapes)
-    except Exception:  # noqa: BLE001 - unknown: the fix is not made
-        return None
-    return len(out[0]) if out and out[0] else None
-
-
-def _fix_gamma(graph: dict[str, Any], params: dict[str, Any], mx: Any) -> list[str]:
-    """Gammas of ``fix_gamma=True`` BatchNorms set to 1 (what MXNet computes with)."""
-    nodes = graph["nodes"]
-    fixed = []
-    for node in nodes:
-        if node.get("op") != "BatchNorm":
-            continue
-        attrs = node.get("attrs", node.get("attr", node.get("param", {}))) or {}
-        if str(attrs.get("fix_gamma", "True")).lower() not in ("true", "1"):
-            continue
-        gamma = nodes[node["inputs"][1][0]]["name"] if len(node["inputs"]) > 1 else None
-        if gamma in params and float(mx.nd.abs(params[gamma] - 1).max().asscalar()) > 0:
-            params[gamma] = mx.nd.ones_like(params[gamma])
-            fixed.append(node["name"])
-    return _fixed(fixed, "BatchNorm node(s) with fix_gamma=True ({names}) exported with "
-                         "gamma 1, the value MXNet computes with (the converter would "
-                         "export the stored gamma)")
-
-
 def _inputs(mx: Any, shapes: Mapping[str, Shape], given: str | None) -> tuple[dict[str, Any],
                                                                             str]:
     import numpy as np
@@ -373,32 +292,6 @@ def _compare(names: list[str], mx_out: list[Any], ort_out: dict[str, Any],
     return CheckReport(tuple(checks), tolerance, inputs)
 
 
-def _fix_prelu(onnx: Any, model: Any, rank: Callable[[str], int | None]) -> list[str]:
-    """PRelu slopes of shape (C,) reshaped to (C, 1, ...) for their input's rank (4 when
-    unknown): ONNX broadcasts from the last axis, so a per-channel slope on NCHW data
-    fails in onnxruntime; on (N, C) data (C,) is right as it is."""
-    from onnx import numpy_helper
-
-    inits = {t.name: t for t in model.graph.initializer}
-    fixed = []
-    for node in model.graph.node:
-        if node.op_type != "PRelu" or len(node.input) < 2 or node.input[1] not in inits:
-            continue
-        tensor, ndim = inits[node.input[1]], rank(node.name) or 4
-        if len(tensor.dims) == 1 and tensor.dims[0] > 1 and ndim > 2:
-            value = numpy_helper.to_array(tensor).reshape((-1,) + (1,) * (ndim - 2))
-            tensor.CopyFrom(numpy_helper.from_array(value, tensor.name))
-            for given in model.graph.input:        # the converter lists it as an input too
-                if given.name == tensor.name:
-                    dims = given.type.tensor_type.shape.dim
-                    del dims[:]
-                    for d in value.shape:
-                        dims.add().dim_value = int(d)
-            fixed.append(node.name)
-    return _fixed(fixed, "PRelu slope(s) ({names}) reshaped from (C,) to (C, 1, ...), the "
-                         "per-channel broadcast MXNet does (onnxruntime refused them)")
-
-
 def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
            op_nodes: Sequence[tuple[int, str, str]], params_path: str | None = None,
            renames: Mapping[str, str] | None = None, opset: int = DEFAULT_OPSET,
@@ -428,14 +321,15 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     shapes = {k: tuple(v) for k, v in shapes.items()}
     with mxnet_errors("MXNet cannot load the graph"):
         original = mx.sym.load_json(graph_json)
-    fixes = _fix_softmax_heads(graph, functools.partial(_input_rank, original, shapes))
-    fixes += _fix_flatten(graph)
+    fixes = onnx_fixes.fix_softmax_heads(
+        graph, functools.partial(onnx_fixes.input_rank, original, shapes))
+    fixes += onnx_fixes.fix_flatten(graph) + onnx_fixes.fix_duplicate_heads(graph)
     with mxnet_errors("MXNet cannot load the graph"):
         sym = mx.sym.load_json(json.dumps(graph))
     with mxnet_errors("the weights cannot be read"):
         params, weights = _params(mx, sym, shapes, params_path, renames or {})
     if fix_gamma:                     # off only to show the fault (a test does)
-        fixes += _fix_gamma(graph, params, mx)
+        fixes += onnx_fixes.fix_gamma(graph, params, mx)
     token.check()
     progress(1, 4, "converting")
     data_names = [n for n in sym.list_arguments() if n in shapes]
@@ -449,7 +343,8 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
                 opset_version=opset, dynamic=False)
         model = onnx.helper.make_model(proto, opset_imports=[
             onnx.helper.make_opsetid("", opset)], producer_name="mxexplorer")
-        fixes += _fix_prelu(onnx, model, functools.partial(_input_rank, sym, shapes))
+        fixes += onnx_fixes.fix_prelu(
+            onnx, model, functools.partial(onnx_fixes.input_rank, sym, shapes))
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - the converter's own errors, in one line
         raise UserError(f"MXNet's ONNX converter failed: {type(exc).__name__}: "

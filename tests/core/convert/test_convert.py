@@ -278,3 +278,17 @@ def test_prelu_slopes_broadcast_as_mxnet_does_at_any_rank(tmp_path, shape) -> No
     assert report.check is not None and report.check.agree, report.lines()
     reshaped = [f for f in report.fixes if "PRelu slope" in f]
     assert bool(reshaped) == (len(shape) == 4)
+
+
+def test_an_output_listed_twice_among_the_heads_is_exported_once(tmp_path) -> None:
+    """Issue 26, fault 4: the .onnx was written with one output, then the check stopped
+    with 'the ONNX model has no output for fc_output (it has )'."""
+    data = mx.sym.var("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+    net = mx.sym.Group([fc, mx.sym.relu(fc, name="act"), fc])
+    doc = GraphDocument.from_json(net.tojson())
+    report = onnx_export.export(net.tojson(), {"data": (2, 3)}, str(tmp_path / "d.onnx"),
+                                doc.operators(), check=True)
+    assert report.check is not None and report.check.agree, report.lines()
+    assert [o.name for o in report.check.outputs] == ["fc_output", "act_output"]
+    assert any("(fc) listed again among the heads, exported once" in f for f in report.fixes)
