@@ -336,8 +336,8 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     _fast_weights()
     try:
         in_types = [onnx.TensorProto.FLOAT for _ in data_names]
-        with warnings.catch_warnings():       # the converter's onnx.mapping is deprecated
-            warnings.simplefilter("ignore", DeprecationWarning)
+        with warnings.catch_warnings(), onnx_fixes.no_inner_check(onnx):
+            warnings.simplefilter("ignore", DeprecationWarning)   # its onnx.mapping
             proto = MXNetGraph().create_onnx_graph_proto(
                 sym, params, [shapes[n] for n in data_names], in_types,
                 opset_version=opset, dynamic=False)

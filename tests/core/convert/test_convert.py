@@ -292,3 +292,16 @@ def test_an_output_listed_twice_among_the_heads_is_exported_once(tmp_path) -> No
     assert report.check is not None and report.check.agree, report.lines()
     assert [o.name for o in report.check.outputs] == ["fc_output", "act_output"]
     assert any("(fc) listed again among the heads, exported once" in f for f in report.fixes)
+
+
+def test_the_converters_inner_check_keeps_to_the_opset_asked_for(tmp_path) -> None:
+    """Issue 26, fault 3: MXNet's converter checks its graph against the onnx package's
+    newest opset whatever --opset says, so a mean with axis failed ("Unrecognized
+    attribute: axes for operator ReduceMean"); the model is checked whole, at its own
+    opset, after conversion."""
+    data = mx.sym.var("data")
+    net = mx.sym.mean(mx.sym.relu(data, name="act"), axis=1, name="avg")
+    doc = GraphDocument.from_json(net.tojson())
+    report = onnx_export.export(net.tojson(), {"data": (2, 5, 3)}, str(tmp_path / "m.onnx"),
+                                doc.operators(), opset=13, check=True)
+    assert report.check is not None and report.check.agree, report.lines()
