@@ -305,3 +305,19 @@ def test_the_converters_inner_check_keeps_to_the_opset_asked_for(tmp_path) -> No
     report = onnx_export.export(net.tojson(), {"data": (2, 5, 3)}, str(tmp_path / "m.onnx"),
                                 doc.operators(), opset=13, check=True)
     assert report.check is not None and report.check.agree, report.lines()
+
+
+def test_a_graph_mxnet_refuses_is_refused_with_mxnets_telling_line(tmp_path, capsys) -> None:
+    """Issue 26, fault 6: the refusal's whole line was "MXNet cannot load the graph:
+    Traceback (most recent call last):", the header of MXNet's message."""
+    data = mx.sym.var("data")
+    graph = json.loads(mx.sym.Convolution(data, num_filter=4, kernel=(3, 3),
+                                          name="conv").tojson())
+    next(n for n in graph["nodes"] if n["name"] == "conv")["attrs"]["kernel"] = "x"
+    path = tmp_path / "bad-symbol.json"
+    path.write_text(json.dumps(graph))
+    assert main(["onnx", str(path), "--shape", "data=1,3,8,8", "-o",
+                 str(tmp_path / "bad.onnx")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "MXNet cannot load the graph: Invalid Parameter format for kernel" in err
