@@ -25,6 +25,17 @@ LAZY = {"mxexplorer.cli": "commands load on demand",
         "mxexplorer.gui.app": "the window after the single-instance hand-off"}
 
 
+def _import_graph():
+    """tools/import_graph.py (what a reader runs), for its circle finder."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("import_graph",
+                                                  REPO / "tools" / "import_graph.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _lint(cwd: pathlib.Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(cwd))
     return subprocess.run([str(LINT), "--no-cache", "--no-logo"], cwd=cwd, env=env,
@@ -105,34 +116,5 @@ def test_no_circle_anywhere() -> None:
                 target = target.rpartition(".")[0]
             if target and target != name and not name.startswith(target + "."):
                 graph[name].add(target)
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    circles: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                circles.append(sorted(comp))
-
-    for v in graph:
-        if v not in index:
-            visit(v)
+    circles = _import_graph().strongly_connected(graph)
     assert not circles, circles

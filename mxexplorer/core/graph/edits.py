@@ -274,12 +274,7 @@ def attrs_problem(doc: GraphDocument, node: int, values: Mapping[str, str | None
             if "\0" in text:
                 return (f"the {what} {text.split(chr(0))[0]!r}... holds a NUL character: "
                         "MXNet would cut it there (C strings) and refuse the saved file")
-    attrs = dict(doc.nodes[node].attrs)
-    for key, value in values.items():
-        if value is None:
-            attrs.pop(key, None)
-        else:
-            attrs[key] = value
+    attrs = with_values(doc.nodes[node].attrs, values)
     for key in ("num_outputs", "sections", "num_args"):
         raw = attrs.get(key)
         if raw is not None and (not raw.strip().lstrip("-").isdigit() or int(raw) < 0):
@@ -292,17 +287,24 @@ def attrs_problem(doc: GraphDocument, node: int, values: Mapping[str, str | None
     return None
 
 
+def with_values(attrs: Mapping[str, str], values: Mapping[str, str | None]
+                ) -> dict[str, str]:
+    """A copy of ``attrs`` with ``values`` set (a value) or removed (None)."""
+    out = dict(attrs)
+    for key, value in values.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = value
+    return out
+
+
 def outputs_added(doc: GraphDocument, node: int, values: Mapping[str, str | None]) -> int:
     """How many outputs these attribute changes add to ``node`` (negative: remove)."""
     n = doc.nodes[node]
     if n.is_variable:
         return 0
-    attrs = dict(n.attrs)
-    for key, value in values.items():
-        if value is None:
-            attrs.pop(key, None)
-        else:
-            attrs[key] = value
+    attrs = with_values(n.attrs, values)
     try:
         after = opinfo.outputs(n.op, attrs)[0]
     except (UserError, ValueError):

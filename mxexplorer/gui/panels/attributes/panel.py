@@ -247,12 +247,7 @@ class AttributePanel(SessionPanel):
             self.fill()
             return
         node = self.document.nodes[self.node]
-        attrs = dict(node.attrs)
-        for k, v in values.items():
-            if v is None:
-                attrs.pop(k, None)
-            else:
-                attrs[k] = v
+        attrs = edits.with_values(node.attrs, values)
         self._proposal = (self.node, self.document.revision, values, label)
         self.validator.start(functools.partial(_mxnet_refusal, node.op, attrs))
 
