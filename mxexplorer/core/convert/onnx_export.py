@@ -3,28 +3,38 @@ the way in, and a check of the result against MXNet before anyone trusts it.
 
 * Pre-flight: every operator whose op has no converter (MXNet 1.9.1 converts about 150
   op names) is listed by node before anything is converted.
-* Faults fixed, each named in the report: ``fix_gamma=True`` BatchNorm gammas exported
-  as ones (what MXNet computes with); a SoftmaxOutput head's label dropped (its
-  inference meaning, softmax); ``onnx.mapping`` (gone in ONNX 1.19) provided; the opset
-  the one asked for (``export_model`` writes the newest the ``onnx`` package knows).
-* Check: MXNet and onnxruntime run the same inputs (random, a ``.npy`` or an image);
-  every output is compared (largest absolute and relative difference, where, and top-1
-  agreement for a classifier's scores) and the verdict is one line.
+* Faults fixed, each named in the report (:mod:`onnx_fixes`): training heads exported
+  as their inference meaning, labels dropped; a loss head replaced by what feeds it;
+  ``fix_gamma=True`` BatchNorm gammas exported as ones (what MXNet computes with);
+  MultiBoxPrior anchors as constants; every input typed, labels included; PReLU slopes
+  per rank; the opset the one asked for.  Ops MXNet lacks get our converters
+  (:mod:`onnx_ops`).
+* Check (:mod:`onnx_check`): MXNet's forward of the *original* graph and onnxruntime
+  run the same inputs (random, a ``.npy`` or an image); every output is compared and
+  the verdict is one line, naming the first node that differs when an output does.
 
 Runs in a child process (:func:`export_snapshot`); must not import Qt.
 """
 from __future__ import annotations
 
-import functools
+import dataclasses
 import json
 import os
-import types
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from mxexplorer.core.analysis.shapes import Shape
-from mxexplorer.core.convert import onnx_fixes
+from mxexplorer.core.convert import onnx_check, onnx_fixes, onnx_ops
+from mxexplorer.core.convert.onnx_check import CheckReport as CheckReport
+from mxexplorer.core.convert.onnx_check import NodeDifference as NodeDifference
+from mxexplorer.core.convert.onnx_check import OutputCheck as OutputCheck
+from mxexplorer.core.convert.onnx_ops import DEFAULT_OPSET as DEFAULT_OPSET
+from mxexplorer.core.convert.onnx_ops import MIN_OPSET as MIN_OPSET
+from mxexplorer.core.convert.onnx_ops import ONNX_PINS as ONNX_PINS
+from mxexplorer.core.convert.onnx_ops import load_onnx as load_onnx
+from mxexplorer.core.convert.onnx_ops import supported_ops as supported_ops
+from mxexplorer.core.convert.onnx_ops import unsupported as unsupported
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.runtime import isolated
 from mxexplorer.core.runtime.errors import UserError
@@ -32,10 +42,7 @@ from mxexplorer.core.runtime.files import write_atomic
 from mxexplorer.core.runtime.mxnet_env import failure, import_mxnet, mxnet_errors
 from mxexplorer.core.runtime.progress import CancelToken, Progress, no_progress
 
-ONNX_PINS = {"onnx": "1.14.1", "onnxruntime": "1.16.3"}
-DEFAULT_OPSET = 13
 TOLERANCE = 1e-4
-MIN_OPSET = 12
 
 
 class UnsupportedOps(UserError):
@@ -52,44 +59,6 @@ class UnsupportedOps(UserError):
 
     def __reduce__(self) -> tuple[Any, ...]:          # crosses from the child process
         return (UnsupportedOps, (self.nodes,))
-
-
-@dataclass(frozen=True)
-class OutputCheck:
-    name: str
-    shape: tuple[int, ...]
-    max_abs: float
-    max_rel: float          # the largest difference over the output's largest magnitude
-    where: tuple[int, ...]
-    top1: float | None      # share of rows whose arg max agrees (2-D scores)
-
-
-@dataclass(frozen=True)
-class CheckReport:
-    outputs: tuple[OutputCheck, ...]
-    tolerance: float
-    inputs: str             # where the inputs came from
-
-    def _ok(self, o: OutputCheck) -> bool:
-        return o.max_abs <= self.tolerance or o.max_rel <= self.tolerance   # NaN: False
-
-    @property
-    def agree(self) -> bool:
-        return all(self._ok(o) for o in self.outputs)
-
-    def verdict(self) -> str:
-        if self.agree:
-            worst = max((o.max_abs for o in self.outputs), default=0.0)
-            rel = max((o.max_rel for o in self.outputs), default=0.0)
-            return (f"outputs agree within {self.tolerance:g} (largest difference "
-                    f"{worst:.2g}, {rel:.2g} of the output's largest value; {self.inputs})")
-        bad = next(o for o in self.outputs if not self._ok(o))
-        k = self.outputs.index(bad)
-        if bad.max_abs != bad.max_abs:
-            return (f"output {k} ({bad.name}) is NaN at {tuple(bad.where)} in one runtime "
-                    "and not the other")
-        return (f"output {k} ({bad.name}) differs by {bad.max_abs:.3g} at "
-                f"{tuple(bad.where)} ({bad.max_rel:.1%} of its largest value)")
 
 
 @dataclass(frozen=True)
@@ -117,88 +86,7 @@ class ExportReport:
         check = self.check
         return {"path": self.path, "opset": self.opset, "weights": self.weights,
                 "fixes": list(self.fixes), "size_bytes": self.size_bytes,
-                "check": None if check is None else {
-                    "agree": check.agree, "verdict": check.verdict(),
-                    "tolerance": check.tolerance, "inputs": check.inputs,
-                    "outputs": [{"name": o.name, "shape": list(o.shape), "max_abs": o.max_abs,
-                                 "max_rel": o.max_rel, "where": list(o.where), "top1": o.top1}
-                                for o in check.outputs]}}
-
-
-# ------------------------------------------------------------ the converter
-def load_onnx() -> Any:
-    """``onnx``, with the ``onnx.mapping`` MXNet's converter calls (ONNX 1.19 removed
-    it) made from ``onnx.helper`` when missing."""
-    import importlib
-
-    try:
-        onnx: Any = importlib.import_module("onnx")
-        importlib.import_module("onnx.helper")
-    except ImportError:
-        raise UserError("ONNX export needs the onnx extra: pip install "
-                        f"onnx=={ONNX_PINS['onnx']} (see the README)") from None
-    if not hasattr(onnx, "mapping"):
-        import numpy as np
-
-        codes = [v for v in onnx.TensorProto.DataType.values() if v]
-        to_np = {}
-        for code in codes:
-            try:
-                to_np[code] = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
-            except Exception:  # noqa: BLE001 - types numpy lacks (bfloat16, float8)
-                continue
-        onnx.mapping = types.SimpleNamespace(
-            TENSOR_TYPE_TO_NP_TYPE=to_np,
-            NP_TYPE_TO_TENSOR_TYPE={v: k for k, v in reversed(list(to_np.items()))})
-    return onnx
-
-
-def supported_ops(opset: int = DEFAULT_OPSET) -> set[str]:
-    """Op names MXNet's converters handle at ``opset`` (MXNet and onnx imported)."""
-    load_onnx()
-    import_mxnet()
-    import mxnet.onnx  # noqa: F401 - registers the converters
-    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
-
-    ops: set[str] = set()
-    for version in range(opset, MIN_OPSET - 1, -1):
-        ops.update(MXNetGraph.registry_.get(version, {}))
-    return ops
-
-
-def _fast_weights() -> None:
-    """Weights written as raw bytes instead of MXNet's ``make_tensor(vals=...tolist())``:
-    protobuf extending a repeated field one Python float at a time took 20 of the 37
-    seconds of an ArcFace export (65 M weights); the tensors are the same."""
-    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
-
-    for table in MXNetGraph.registry_.values():
-        original = table.get("null")
-        if original is None or getattr(original, "_mxexplorer_raw", False):
-            continue
-
-        def convert(node: Any, _original: Any = original, **kwargs: Any) -> Any:
-            if kwargs.get("is_input") is not False:
-                return _original(node, **kwargs)
-            import numpy as np
-            from onnx import helper, numpy_helper
-
-            name = node["name"]
-            array = np.ascontiguousarray(kwargs["weights"][name])
-            tensor = numpy_helper.from_array(array, name)
-            kwargs["initializer"].append(tensor)
-            info = helper.make_tensor_value_info(name, tensor.data_type, array.shape)
-            return [info], (array.dtype,)
-
-        convert._mxexplorer_raw = True  # type: ignore[attr-defined]
-        table["null"] = convert
-
-
-def unsupported(op_nodes: Sequence[tuple[int, str, str]], opset: int = DEFAULT_OPSET
-                ) -> list[tuple[int, str, str]]:
-    """The (node, name, op) of ``op_nodes`` whose op has no converter."""
-    have = supported_ops(opset)
-    return [n for n in op_nodes if n[2] not in have]
+                "check": None if check is None else check.to_dict()}
 
 
 def _params(mx: Any, sym: Any, shapes: Mapping[str, Shape], path: str | None,
@@ -211,13 +99,14 @@ def _params(mx: Any, sym: Any, shapes: Mapping[str, Shape], path: str | None,
         out = {renames.get(k.split(":", 1)[-1], k.split(":", 1)[-1]): v
                for k, v in loaded.items()}
         return out, f"weights of {os.path.basename(path)}"
-    arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
+    arg_shapes, _, aux_shapes = sym.infer_shape(**{k: v for k, v in shapes.items()
+                                                   if k in sym.list_arguments()})
     rng = mx.random
     mx.random.seed(7)
     out = {}
     for name, shape in list(zip(sym.list_arguments(), arg_shapes)) + \
             list(zip(sym.list_auxiliary_states(), aux_shapes)):
-        if name in shapes or name.endswith("_label"):
+        if name in shapes:             # inputs (data and labels)
             continue
         if name.endswith(("gamma", "moving_var", "running_var")):
             out[name] = rng.uniform(0.5, 1.5, shape)
@@ -231,67 +120,6 @@ def _params(mx: Any, sym: Any, shapes: Mapping[str, Shape], path: str | None,
     return out, "random trained-looking weights (no checkpoint)"
 
 
-def _inputs(mx: Any, shapes: Mapping[str, Shape], given: str | None) -> tuple[dict[str, Any],
-                                                                            str]:
-    import numpy as np
-
-    rng = np.random.default_rng(11)
-    out = {k: rng.uniform(-1, 1, v).astype("float32") for k, v in shapes.items()}
-    if not given:
-        return out, "random inputs"
-    first = next(iter(shapes))
-    want = tuple(shapes[first])
-    if given.endswith(".npy"):
-        value = np.load(given).astype("float32")
-    else:
-        try:
-            image = mx.image.imread(given).asnumpy()            # H, W, C
-        except Exception as exc:  # noqa: BLE001
-            raise UserError(f"{given}: not an image MXNet can read ({exc})") from None
-        if len(want) != 4:
-            raise UserError(f"an image fills an NCHW input; {first} is {want}")
-        image = mx.image.imresize(mx.nd.array(image), want[3], want[2]).asnumpy()
-        value = np.broadcast_to(image.transpose(2, 0, 1)[None].astype("float32"), want)
-    if value.shape != want:
-        raise UserError(f"{given} holds shape {value.shape}, but {first} is {want}")
-    out[first] = np.ascontiguousarray(value)
-    return out, f"inputs from {os.path.basename(given)}"
-
-
-def _compare(names: list[str], mx_out: list[Any], ort_out: dict[str, Any],
-             tolerance: float, inputs: str) -> CheckReport:
-    import numpy as np
-
-    checks = []
-    pool = sorted(ort_out)
-    for name, ref in zip(names, mx_out):
-        stem = name[:-len("_output")] if name.endswith("_output") else name
-        candidates = [n for n in pool if n == stem or n == name] or \
-            [n for n in pool if n.startswith(stem) and ort_out[n].shape == ref.shape]
-        if not candidates:
-            raise UserError(f"the ONNX model has no output for {name} "
-                            f"(it has {', '.join(pool)})")
-        got = ort_out[candidates[0]]
-        pool.remove(candidates[0])
-        if got.shape != ref.shape:
-            raise UserError(f"output {name}: ONNX gives shape {got.shape}, MXNet {ref.shape}")
-        diff = np.abs(got.astype("float64") - ref.astype("float64"))
-        both_nan = np.isnan(got) & np.isnan(ref)
-        diff[both_nan] = 0.0                      # the same NaN in both is agreement
-        where = np.unravel_index(int(np.argmax(np.nan_to_num(diff, nan=np.inf))),
-                                 diff.shape) if diff.size else ()
-        scale = float(np.nanmax(np.abs(ref))) if ref.size and not np.isnan(ref).all() \
-            else 0.0
-        top1 = None
-        if ref.ndim == 2 and ref.shape[1] > 1:
-            top1 = float(np.mean(np.argmax(ref, 1) == np.argmax(got, 1)))
-        max_abs = float(diff[where]) if diff.size else 0.0
-        checks.append(OutputCheck(name, tuple(ref.shape), max_abs,
-                                  max_abs / scale if scale else max_abs,
-                                  tuple(int(w) for w in where), top1))
-    return CheckReport(tuple(checks), tolerance, inputs)
-
-
 def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
            op_nodes: Sequence[tuple[int, str, str]], params_path: str | None = None,
            renames: Mapping[str, str] | None = None, opset: int = DEFAULT_OPSET,
@@ -299,7 +127,8 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
            progress: Progress = no_progress, token: CancelToken | None = None,
            fix_gamma: bool = True) -> ExportReport:
     """Convert ``graph_json`` (with the checkpoint at ``params_path``, else random
-    weights) to ONNX at ``out_path``; with ``check``, compare it with MXNet.
+    weights) to ONNX at ``out_path``; with ``check``, compare it with MXNet's forward of
+    the original graph, and name the first node that differs when an output does.
 
     Raises
     ------
@@ -314,41 +143,42 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     if missing:
         raise UnsupportedOps(list(missing))
     onnx = load_onnx()
-    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
-
     mx = import_mxnet()
-    graph = json.loads(graph_json)
     shapes = {k: tuple(v) for k, v in shapes.items()}
     with mxnet_errors("MXNet cannot load the graph"):
         original = mx.sym.load_json(graph_json)
-    fixes = onnx_fixes.fix_softmax_heads(
-        graph, functools.partial(onnx_fixes.input_rank, original, shapes))
+        arg_shapes = dict(zip(original.list_arguments(),
+                              original.infer_shape_partial(**shapes)[0]))
+    graph = json.loads(graph_json)
+    fixes = onnx_fixes.fix_training_heads(graph, onnx_fixes.InputRanks(original, shapes))
+    fixes += onnx_fixes.fix_loss_heads(graph)
     fixes += onnx_fixes.fix_flatten(graph) + onnx_fixes.fix_duplicate_heads(graph)
     with mxnet_errors("MXNet cannot load the graph"):
         sym = mx.sym.load_json(json.dumps(graph))
+    labels = {n: tuple(arg_shapes[n]) for n in sym.list_arguments()
+              if n not in shapes and n.endswith("label") and arg_shapes.get(n)}
     with mxnet_errors("the weights cannot be read"):
-        params, weights = _params(mx, sym, shapes, params_path, renames or {})
-    if fix_gamma:                     # off only to show the fault (a test does)
-        fixes += onnx_fixes.fix_gamma(graph, params, mx)
+        params, weights = _params(mx, sym, {**shapes, **labels}, params_path, renames or {})
+        if fix_gamma:                     # off only to show the fault (a test does)
+            fixes += onnx_fixes.fix_gamma(graph, params, mx)
+        fixes += onnx_fixes.fold_priors(graph, original, shapes, params, mx)
+    # the graph's inputs: every argument the weights do not hold, labels included
+    names = [n for n in sym.list_inputs() if n not in params]
+    unknown = [n for n in names if n not in shapes and not arg_shapes.get(n)]
+    if unknown:
+        raise UserError(f"no shape for input(s) {', '.join(unknown)}: give them with "
+                        "--shape NAME=D1,D2,...")
+    given = {n: tuple(shapes.get(n) or arg_shapes[n]) for n in names}
+    internals = sym.get_internals()
+    last_label = internals[len(internals.list_outputs()) - 1].name + "_label"
+    onnx_names = {n: (n + "_in" if n == last_label else n) for n in names}
+    if last_label in names:
+        fixes += onnx_fixes.rename_input(graph, last_label, onnx_names[last_label])
+    with mxnet_errors("MXNet cannot load the graph"):
+        sym = mx.sym.load_json(json.dumps(graph))
     token.check()
     progress(1, 4, "converting")
-    data_names = [n for n in sym.list_arguments() if n in shapes]
-    _fast_weights()
-    try:
-        in_types = [onnx.TensorProto.FLOAT for _ in data_names]
-        with warnings.catch_warnings(), onnx_fixes.no_inner_check(onnx):
-            warnings.simplefilter("ignore", DeprecationWarning)   # its onnx.mapping
-            proto = MXNetGraph().create_onnx_graph_proto(
-                sym, params, [shapes[n] for n in data_names], in_types,
-                opset_version=opset, dynamic=False)
-        model = onnx.helper.make_model(proto, opset_imports=[
-            onnx.helper.make_opsetid("", opset)], producer_name="mxexplorer")
-        fixes += onnx_fixes.fix_prelu(
-            onnx, model, functools.partial(onnx_fixes.input_rank, sym, shapes))
-        onnx.checker.check_model(model)
-    except Exception as exc:  # noqa: BLE001 - the converter's own errors, in one line
-        raise UserError(f"MXNet's ONNX converter failed: {type(exc).__name__}: "
-                        f"{failure(exc)}") from None
+    model = _convert(onnx, sym, params, [given[n] for n in names], opset, shapes, fixes)
     blob = model.SerializeToString()
     write_atomic(out_path, blob)
     report = ExportReport(out_path, opset, weights, tuple(fixes), None, len(blob))
@@ -356,28 +186,55 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
         return report
     token.check()
     progress(2, 4, "running MXNet")
-    feed, where = _inputs(mx, {n: shapes[n] for n in data_names}, inputs)
+    feed, where = onnx_check.make_inputs(mx, given, inputs, labels=list(labels))
+    onnx_feed = {onnx_names[n]: v for n, v in feed.items()}
+    outputs = sym.list_outputs()
+    listed = set(original.get_internals().list_outputs())
+    entries = [n if n in listed else f"{n}_output" for n in outputs]   # folded constants
     with mxnet_errors("MXNet cannot run the graph"):
-        exe = sym.simple_bind(mx.cpu(), grad_req="null", **{n: shapes[n] for n in data_names})
-        for name, arr in list(exe.arg_dict.items()) + list(exe.aux_dict.items()):
-            if name in feed:
-                arr[:] = feed[name]
-            elif name in params:
-                arr[:] = params[name].astype(arr.dtype)
-        mx_out = [o.asnumpy() for o in exe.forward(is_train=False)]
+        values = onnx_check.forward_entries(mx, original, entries, {**labels, **given},
+                                            feed, params)
+        mx_out = [values[n] for n in entries]
     progress(3, 4, "running onnxruntime")
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        raise UserError("--check needs onnxruntime: pip install --no-deps onnxruntime=="
-                        f"{ONNX_PINS['onnxruntime']} (see the README)") from None
-    with mxnet_errors("onnxruntime cannot run the exported model"):
-        session = ort.InferenceSession(blob, providers=["CPUExecutionProvider"])
-        names = [o.name for o in session.get_outputs()]
-        ort_out = dict(zip(names, session.run(None, {i.name: feed[i.name]
-                                                    for i in session.get_inputs()})))
-    result = _compare(sym.list_outputs(), mx_out, ort_out, tolerance, where)
+    result = onnx_check.compare(outputs, mx_out, onnx_check.run_onnx(blob, onnx_feed),
+                                tolerance, where)
+    if not result.agree:
+        token.check()
+        progress(3, 4, "finding the first node that differs")
+        ops = {n["name"]: n["op"] for n in json.loads(graph_json)["nodes"]
+               if n.get("op") != "null"}
+        with mxnet_errors("the search for the first differing node failed"):
+            first = onnx_check.first_difference(mx, onnx, model, original,
+                                                {**labels, **given}, feed, onnx_feed,
+                                                params, ops, tolerance)
+        result = dataclasses.replace(result, first=first)
     return ExportReport(out_path, opset, weights, tuple(fixes), result, len(blob))
+
+
+def _convert(onnx: Any, sym: Any, params: Mapping[str, Any], in_shapes: list[Shape],
+             opset: int, shapes: Mapping[str, Shape], fixes: list[str]) -> Any:
+    """MXNet's converter (with ours installed) at ``opset``, the PReLU fix after it, the
+    whole model checked at its own opset."""
+    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
+
+    onnx_ops.fast_weights()
+    onnx_ops.install(onnx_fixes.InputRanks(sym, shapes))
+    try:
+        with warnings.catch_warnings(), onnx_fixes.no_inner_check(onnx):
+            warnings.simplefilter("ignore", DeprecationWarning)   # its onnx.mapping
+            proto = MXNetGraph().create_onnx_graph_proto(
+                sym, dict(params), in_shapes, [onnx.TensorProto.FLOAT for _ in in_shapes],
+                opset_version=opset, dynamic=False)
+        model = onnx.helper.make_model(proto, opset_imports=[
+            onnx.helper.make_opsetid("", opset)], producer_name="mxexplorer")
+        fixes += onnx_fixes.fix_prelu(onnx, model, onnx_fixes.InputRanks(sym, shapes))
+        onnx.checker.check_model(model)
+    except UserError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the converter's own errors, in one line
+        raise UserError(f"MXNet's ONNX converter failed: {type(exc).__name__}: "
+                        f"{failure(exc)}") from None
+    return model
 
 
 def export_snapshot(snap: Any, shapes: Mapping[str, Shape], out_path: str,

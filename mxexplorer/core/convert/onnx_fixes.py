@@ -1,7 +1,8 @@
 """The faults of MXNet 1.9.1's ONNX converters, fixed on the way in: passes over the
-graph's JSON before conversion (training heads, FullyConnected's flatten, heads listed
-twice, fix_gamma BatchNorms) and over the ONNX model after it (PReLU slopes).  Each
-returns the report's sentences for what it fixed."""
+graph's JSON before conversion (training heads and losses, FullyConnected's flatten,
+heads listed twice, fix_gamma BatchNorms, a label named like the output's, MultiBoxPrior
+anchors) and over the ONNX model after it (PReLU slopes).  Each returns the report's
+sentences for what it fixed."""
 from __future__ import annotations
 
 import contextlib
@@ -9,7 +10,6 @@ from typing import Any, Callable, Iterator, Mapping
 
 from mxexplorer.core.analysis.shapes import Shape
 from mxexplorer.core.graph import opinfo
-from mxexplorer.core.runtime.errors import UserError
 
 
 def fixed_note(names: list[str], what: str) -> list[str]:
@@ -35,32 +35,116 @@ def fix_flatten(graph: dict[str, Any]) -> list[str]:
                          "default (the converter reads the missing attribute as False)")
 
 
-def fix_softmax_heads(graph: dict[str, Any], rank: Callable[[str], int | None]
+#: hidden attribute (MXNet's op ignores ``__x__`` keys): softmax over all but axis 0
+FLATTENED = "__mxexplorer_flattened__"
+#: training heads whose inference output is a plain function of their data input
+HEADS = {"LinearRegressionOutput": ("_copy", "its data (identity)"),
+         "MAERegressionOutput": ("_copy", "its data (identity)"),
+         "SVMOutput": ("_copy", "its data (identity)"),
+         "LogisticRegressionOutput": ("sigmoid", "sigmoid")}
+#: losses with no inference meaning: the graph that feeds them is exported
+LOSSES = frozenset({"CTCLoss", "_contrib_CTCLoss", "ctc_loss", "_contrib_ctc_loss"})
+#: ops that pass their data through at inference, between a loss and the heads
+PASS_THROUGH = frozenset({"MakeLoss", "make_loss", "BlockGrad", "stop_gradient", "_copy"})
+
+
+def _label_note(nodes: list[dict[str, Any]], node: dict[str, Any]) -> str:
+    labels = [nodes[i[0]].get("name", "?") for i in node.get("inputs", [])[1:]]
+    quoted = ", ".join(f"'{name}'" for name in labels)
+    return f"; its label input {quoted} dropped" if labels else ""
+
+
+def fix_training_heads(graph: dict[str, Any], rank: Callable[[str], int | None]
                        ) -> list[str]:
-    """A ``SoftmaxOutput`` head with its label input (``softmax_label``) becomes its
-    inference meaning, ``softmax``: MXNet's converter skips the label without recording
-    it, then looks it up by position (IndexError, apache/mxnet#13407).  2-D data,
-    ``multi_output`` (axis 1) or ``preserve_shape`` (last axis); ``rank(node name)``:
-    the rank of that node's data input."""
+    """Training heads become their inference meaning, their label inputs dropped (MXNet's
+    converter skipped a label without recording it, then looked it up by position:
+    IndexError, apache/mxnet#13407).  ``SoftmaxOutput`` becomes ``softmax`` over axis 1
+    (``multi_output``), the last (``preserve_shape``, 2-D data) or, on n-D data, every
+    axis but the batch (marked by a hidden attribute our converter reads, as MXNet
+    documents it and computes it on GPU: its CPU build's oneDNN kernel takes the last
+    axis of 4-D data); the regression and SVM outputs become their data, or its
+    sigmoid.  ``rank(node name)``: the rank of that node's
+    data input."""
     nodes = graph["nodes"]
     notes = []
     for node in nodes:
-        if node.get("op") != "SoftmaxOutput" or len(node.get("inputs", [])) < 2:
+        op = node.get("op")
+        if op != "SoftmaxOutput" and op not in HEADS:
             continue
-        attrs = node.get("attrs", node.get("param", {})) or {}
-        flag = {k: opinfo.flag(attrs, k) for k in ("multi_output", "preserve_shape")}
-        if not any(flag.values()) and rank(node["name"]) != 2:
-            raise UserError(f"SoftmaxOutput '{node['name']}' takes its softmax over every "
-                            "axis but the batch here, which has no ONNX export yet: export "
-                            "the graph before it (Cut here), or give it multi_output")
-        label = nodes[node["inputs"][1][0]]
-        node["op"] = "softmax"
-        node["attrs"] = {"axis": "1" if flag["multi_output"] else "-1"}
+        dropped = _label_note(nodes, node)
+        if op == "SoftmaxOutput":
+            attrs = node.get("attrs", node.get("param", {})) or {}
+            flag = {k: opinfo.flag(attrs, k) for k in ("multi_output", "preserve_shape")}
+            new, node["attrs"] = "softmax", {"axis": "1" if flag["multi_output"] else "-1"}
+            meaning = "softmax over axis 1" if flag["multi_output"] else \
+                "softmax" if flag["preserve_shape"] or rank(node["name"]) == 2 else \
+                "softmax over every axis but the batch"
+            if meaning.endswith("batch"):     # read by our softmax converter (onnx_ops)
+                node["attrs"][FLATTENED] = "1"
+        else:
+            new, meaning = HEADS[op]
+            node["attrs"] = {}
+        node["op"] = new
         node.pop("param", None)
+        node.pop("attr", None)
         node["inputs"] = node["inputs"][:1]
-        notes.append(f"SoftmaxOutput '{node['name']}' exported as softmax (its inference "
-                     f"meaning); its label input '{label.get('name')}' dropped")
+        notes.append(f"{op} '{node['name']}' exported as {meaning} (its inference "
+                     f"meaning){dropped}")
     return notes
+
+
+def fix_loss_heads(graph: dict[str, Any]) -> list[str]:
+    """A head that is a loss (``CTCLoss``; through ``MakeLoss`` or ``BlockGrad``) has no
+    inference meaning: the output that feeds the loss is exported in its place."""
+    nodes, notes = graph["nodes"], []
+    heads = []
+    for head in graph.get("heads", []):
+        node, k = nodes[head[0]], head[0]
+        while node.get("op") in PASS_THROUGH and node.get("inputs"):
+            k = node["inputs"][0][0]
+            node = nodes[k]
+        if node.get("op") in LOSSES and node.get("inputs"):
+            fed = node["inputs"][0]
+            heads.append(list(fed))
+            notes.append(f"{node['op']} '{node['name']}' is a training loss: the output "
+                         f"that feeds it ('{nodes[fed[0]].get('name')}') is exported in "
+                         "its place")
+        else:
+            heads.append(head)
+    graph["heads"] = heads
+    return notes
+
+
+def rename_input(graph: dict[str, Any], old: str, new: str) -> list[str]:
+    """Variable ``old`` renamed ``new``: MXNet's converter drops an input named like its
+    last node's label (``softmax_label`` after ``softmax``) even when another node, such
+    as a margin head's ``one_hot``, still reads it."""
+    for node in graph["nodes"]:
+        if node.get("op") == "null" and node.get("name") == old:
+            node["name"] = new
+    return [f"input '{old}' is named '{new}' in the ONNX file (MXNet's converter drops an "
+            "input named like the last node's label, but the graph still reads it)"]
+
+
+def fold_priors(graph: dict[str, Any], original: Any, shapes: Mapping[str, Shape],
+                params: dict[str, Any], mx: Any) -> list[str]:
+    """``MultiBoxPrior`` anchors depend only on shapes: each is computed by MXNet at the
+    shapes given and exported as a constant."""
+    folded = []
+    internals = original.get_internals()
+    listed = internals.list_outputs()
+    for node in graph["nodes"]:
+        if node.get("op") != "_contrib_MultiBoxPrior":
+            continue
+        entry = internals[listed.index(f"{node['name']}_output")]
+        known = {k: tuple(v) for k, v in shapes.items() if k in entry.list_arguments()}
+        exe = entry.simple_bind(mx.cpu(), grad_req="null", **known)
+        params[node["name"]] = exe.forward(is_train=False)[0].copy()
+        node.update(op="null", inputs=[], attrs={})
+        node.pop("param", None)
+        folded.append(node["name"])
+    return fixed_note(folded, "MultiBoxPrior node(s) ({names}) exported as constants: their "
+                              "anchors depend only on the shapes given")
 
 
 def fix_duplicate_heads(graph: dict[str, Any]) -> list[str]:
@@ -79,15 +163,26 @@ def fix_duplicate_heads(graph: dict[str, Any]) -> list[str]:
                          "once (ONNX names each output once)")
 
 
-def input_rank(sym: Any, shapes: Mapping[str, Shape], name: str) -> int | None:
-    """The rank of the first input of node ``name`` at ``shapes`` (None: unknown)."""
-    try:
-        node = sym.get_internals()[f"{name}_output"]
-        data = node.get_children()[0]
-        _, out, _ = data.infer_shape_partial(**shapes)
-    except Exception:  # noqa: BLE001 - unknown: the fix is not made
-        return None
-    return len(out[0]) if out and out[0] else None
+class InputRanks:
+    """``ranks(node name)``: the rank of that node's first input at ``shapes`` (None:
+    unknown), from one partial inference of the whole graph (a node's own inputs alone
+    may not determine it: a label's shape comes from the head it feeds)."""
+
+    def __init__(self, sym: Any, shapes: Mapping[str, Shape]):
+        self.sym, self.shapes = sym, shapes
+        self._by_entry: dict[str, Shape] | None = None
+
+    def __call__(self, name: str) -> int | None:
+        try:
+            internals = self.sym.get_internals()
+            if self._by_entry is None:
+                _, out, _ = internals.infer_shape_partial(**self.shapes)
+                self._by_entry = dict(zip(internals.list_outputs(), out))
+            child = internals[f"{name}_output"].get_children()[0].list_outputs()[0]
+        except Exception:  # noqa: BLE001 - unknown: the fix is not made
+            return None
+        shape = self._by_entry.get(child)
+        return len(shape) if shape else None
 
 
 def fix_gamma(graph: dict[str, Any], params: dict[str, Any], mx: Any) -> list[str]:

@@ -23,6 +23,7 @@ from mxexplorer.core.runtime import gpu, isolated
 from mxexplorer.core.runtime.devices import parse_device
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.core.runtime.mxnet_env import (
+    argument_types,
     context,
     fill_for_timing,
     import_mxnet,
@@ -192,7 +193,7 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: s
                                                      for s in out_shapes], "the benchmark")
     with mxnet_errors(f"{label}: MXNet cannot bind the graph"):
         exe = sym.simple_bind(dev, grad_req="write",
-                              type_dict={k: dtype for k in shapes}, **shapes)
+                              type_dict=argument_types(sym, dtype), **shapes)
     try:
         planned = parse_total_mb(exe.debug_str())
     except UserError:

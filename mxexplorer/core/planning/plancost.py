@@ -16,7 +16,7 @@ from mxexplorer.core.graph.tags import FORCE_MIRRORING
 from mxexplorer.core.planning import liveness
 from mxexplorer.core.planning.plantags import tagged_dict
 from mxexplorer.core.runtime.errors import UserError
-from mxexplorer.core.runtime.mxnet_env import context, import_mxnet
+from mxexplorer.core.runtime.mxnet_env import argument_types, context, import_mxnet
 
 _TOTAL_RE = re.compile(r"Total\s+(\d+(?:\.\d+)?)\s+MB allocated")
 _MIRROR_RE = re.compile(r"^Op:\w+, Name=(.+)_mirror$", re.M)
@@ -46,8 +46,9 @@ class CostOracle:
     def _make_arrays(self, sym: Any) -> tuple[list[Any], list[Any], list[Any]]:
         mx = self.mx
         arg_s, _, aux_s = sym.infer_shape(**self.shapes)
-        arg_t, _, aux_t = sym.infer_type(**self.type_dict) if self.type_dict else \
-            (None, None, None)
+        default = next(iter(self.type_dict.values()), "float32")
+        arg_t, _, aux_t = sym.infer_type(**argument_types(sym, default, self.type_dict)) \
+            if self.type_dict else (None, None, None)
         if arg_s is None or any(s is None for s in arg_s):
             raise UserError("the input shapes do not determine every argument's shape")
         arg_t = arg_t or ["float32"] * len(arg_s)

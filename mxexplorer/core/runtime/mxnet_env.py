@@ -122,6 +122,16 @@ def mxnet_errors(what: str) -> Iterator[None]:
         raise UserError(f"{what}: {failure(exc)}") from None
 
 
+def argument_types(sym: Any, dtype: str = "float32",
+                   given: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A type for every argument of ``sym`` (``given`` first, else ``dtype``), as
+    ``simple_bind`` types the arguments it is not told of: MXNet cannot infer an index's
+    type (a label fed to ``one_hot`` stopped plan and bench with "Index type must be
+    set")."""
+    given = given or {}
+    return {name: given.get(name, dtype) for name in sym.list_arguments()}
+
+
 def fill_for_timing(mx: Any, exe: Any, shapes: Mapping[str, tuple[int, ...]], dev: Any
                     ) -> list[Any]:
     """Values a timed run can use (inputs in [-1, 1], small weights, unit auxiliary

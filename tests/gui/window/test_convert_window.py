@@ -1,14 +1,15 @@
 """File > Export ONNX... and File > Compare With... in a real window."""
 from __future__ import annotations
 
-import pytest
+import mxnet as mx
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from mxexplorer.core.convert import onnx_export
 from mxexplorer.core.graph import edits
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.gui.window import compare_window
-from tests.conftest import CORPUS, EXAMPLES, WAIT_MS, mlp_epoch
+from tests.conftest import EXAMPLES, WAIT_MS, mlp_epoch
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
 
@@ -42,28 +43,56 @@ def test_export_onnx_of_the_bundled_mlp_drops_its_label_and_agrees(make_window, 
     assert "outputs agree within 0.0001" in text
 
 
-@pytest.mark.corpus
 def test_export_onnx_of_an_unsupported_op_selects_it(make_window, qtbot, dialogs,
                                                      tmp_path) -> None:
-    window = make_window(CORPUS / "deepinsight__insightface__deploy__mtcnn-model__det1-"
-                                  "symbol.json")
-    window.infer_blocking({"data": (1, 3, 48, 48)})
+    data = mx.sym.var("data")
+    noise = mx.sym.sample_normal(mx.sym.relu(data, name="act"), mx.sym.ones_like(data),
+                                 name="noise")
+    path = tmp_path / "noisy-symbol.json"
+    (noise + data).save(str(path))
+    window = make_window(path)
+    window.infer_blocking({"data": (2, 3)})
     dialogs.answer(QMessageBox.StandardButton.Ok)
-    window.exports.export_onnx(str(tmp_path / "det1.onnx"))
+    window.exports.export_onnx(str(tmp_path / "noisy.onnx"))
     qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=WAIT_MS)
     title, text = dialogs.take()[0]
-    assert title == "Cannot export ONNX" and "prob1 (SoftmaxActivation)" in text
-    prob1 = window.document.find("prob1")
-    assert window.selection.nodes == prob1
-    assert not (tmp_path / "det1.onnx").exists()
+    assert title == "Cannot export ONNX" and "noise (_sample_normal)" in text
+    found = window.document.find("noise")
+    assert window.selection.nodes == found
+    assert not (tmp_path / "noisy.onnx").exists()
     # the tree marks it in red, saying why, until the graph changes
-    from PySide6.QtCore import Qt
-
-    cell = window.tree.node_rows(prob1[0])[0]
+    cell = window.tree.node_rows(found[0])[0]
     assert cell.data(Qt.ItemDataRole.ForegroundRole) is not None
-    assert "no rule for SoftmaxActivation" in cell.data(Qt.ItemDataRole.ToolTipRole)
-    window.push_edit(edits.set_attr((prob1[0],), "axis", "1"))
+    assert "no rule for _sample_normal" in cell.data(Qt.ItemDataRole.ToolTipRole)
+    window.push_edit(edits.set_attr((found[0],), "mirror_stage", "True"))
     assert cell.data(Qt.ItemDataRole.ForegroundRole) is None
+
+
+def test_a_differing_export_selects_its_first_differing_node(make_window, qtbot, dialogs,
+                                                             tmp_path) -> None:
+    """box_nms keeps boxes of other classes in MXNet and suppresses them in ONNX: the
+    verdict names the node where they part, and the window selects and flags it."""
+    data = mx.sym.var("data")
+    ids = mx.sym.floor(mx.sym.slice_axis(data, axis=2, begin=0, end=1) * 2 + 2, name="ids")
+    rest = mx.sym.Activation(mx.sym.slice_axis(data, axis=2, begin=1, end=6),
+                             act_type="sigmoid", name="act")
+    boxes = mx.sym.concat(ids, rest, dim=2, name="boxes")
+    net = mx.sym.contrib.box_nms(boxes, overlap_thresh=0.1, topk=6, coord_start=2,
+                                 score_index=1, id_index=0, name="nms")
+    path = tmp_path / "nms-symbol.json"
+    net.save(str(path))
+    window = make_window(path)
+    window.infer_blocking({"data": (1, 12, 6)})
+    dialogs.answer(QMessageBox.StandardButton.Ok)
+    window.exports.export_onnx(str(tmp_path / "nms.onnx"))
+    qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=WAIT_MS)
+    title, text = dialogs.take()[0]
+    assert title == "ONNX export"
+    assert "first difference at 'nms' (_contrib_box_nms)" in text and "its inputs agree" in text
+    found = window.document.find("nms")
+    assert window.selection.nodes == found
+    cell = window.tree.node_rows(found[0])[0]
+    assert "first difference at 'nms'" in cell.data(Qt.ItemDataRole.ToolTipRole)
 
 
 def test_compare_with_colours_both_graphs_and_steps_through(make_window, qtbot,

@@ -1,0 +1,295 @@
+"""An exported ONNX model checked against MXNet's forward of the *original* graph (its
+training heads and all, so every rewrite of the export is checked too), and, when an
+output differs, the first node whose output differs: every intermediate output marked
+on both sides and compared in graph order, as Polygraphy's ``debug reduce`` does.
+
+Runs in the export's child process; must not import Qt.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Sequence
+
+from mxexplorer.core.analysis.shapes import Shape
+from mxexplorer.core.runtime.errors import UserError
+from mxexplorer.core.runtime.mxnet_env import argument_types, mxnet_errors
+
+ONNXRUNTIME_PIN = "1.16.3"
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    name: str
+    shape: tuple[int, ...]
+    max_abs: float
+    max_rel: float          # the largest difference over the output's largest magnitude
+    where: tuple[int, ...]
+    top1: float | None      # share of rows whose arg max agrees (2-D scores)
+
+
+@dataclass(frozen=True)
+class NodeDifference:
+    """The first node (in graph order) whose output differs while its inputs agree."""
+    name: str
+    op: str
+    max_abs: float
+    max_rel: float
+    inputs_agree: bool
+    compared: int           # intermediate outputs compared on both sides
+
+    def sentence(self) -> str:
+        inputs = "its inputs agree" if self.inputs_agree else "one of its inputs differs too"
+        return (f"first difference at '{self.name}' ({self.op}): max abs "
+                f"{self.max_abs:.3g} ({self.max_rel:.1%} of its largest value); {inputs}")
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    outputs: tuple[OutputCheck, ...]
+    tolerance: float
+    inputs: str             # where the inputs came from
+    first: NodeDifference | None = None
+
+    def _ok(self, o: OutputCheck) -> bool:
+        return o.max_abs <= self.tolerance or o.max_rel <= self.tolerance   # NaN: False
+
+    @property
+    def agree(self) -> bool:
+        return all(self._ok(o) for o in self.outputs)
+
+    def verdict(self) -> str:
+        if self.agree:
+            worst = max((o.max_abs for o in self.outputs), default=0.0)
+            rel = max((o.max_rel for o in self.outputs), default=0.0)
+            return (f"outputs agree within {self.tolerance:g} (largest difference "
+                    f"{worst:.2g}, {rel:.2g} of the output's largest value; {self.inputs})")
+        bad = next(o for o in self.outputs if not self._ok(o))
+        k = self.outputs.index(bad)
+        if bad.max_abs != bad.max_abs:
+            said = (f"output {k} ({bad.name}) is NaN at {tuple(bad.where)} in one runtime "
+                    "and not the other")
+        else:
+            said = (f"output {k} ({bad.name}) differs by {bad.max_abs:.3g} at "
+                    f"{tuple(bad.where)} ({bad.max_rel:.1%} of its largest value)")
+        return f"{said}; {self.first.sentence()}" if self.first else said
+
+    def to_dict(self) -> dict[str, Any]:
+        first = self.first
+        return {"agree": self.agree, "verdict": self.verdict(), "tolerance": self.tolerance,
+                "inputs": self.inputs,
+                "first_difference": None if first is None else {
+                    "name": first.name, "op": first.op, "max_abs": first.max_abs,
+                    "max_rel": first.max_rel, "inputs_agree": first.inputs_agree},
+                "outputs": [{"name": o.name, "shape": list(o.shape), "max_abs": o.max_abs,
+                             "max_rel": o.max_rel, "where": list(o.where), "top1": o.top1}
+                            for o in self.outputs]}
+
+
+def make_inputs(mx: Any, shapes: Mapping[str, Shape], given: str | None,
+                labels: Sequence[str] = ()) -> tuple[dict[str, Any], str]:
+    """The check's inputs: uniform in [-1, 1], zeros for ``labels`` (an index that
+    stays valid wherever it is used), the first input from ``given`` (a ``.npy`` or an
+    image) when asked."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    out = {k: (np.zeros(v, "float32") if k in labels else
+               rng.uniform(-1, 1, v).astype("float32")) for k, v in shapes.items()}
+    if not given:
+        return out, "random inputs"
+    first = next(k for k in shapes if k not in labels)
+    want = tuple(shapes[first])
+    if given.endswith(".npy"):
+        value = np.load(given).astype("float32")
+    else:
+        try:
+            image = mx.image.imread(given).asnumpy()            # H, W, C
+        except Exception as exc:  # noqa: BLE001
+            raise UserError(f"{given}: not an image MXNet can read ({exc})") from None
+        if len(want) != 4:
+            raise UserError(f"an image fills an NCHW input; {first} is {want}")
+        image = mx.image.imresize(mx.nd.array(image), want[3], want[2]).asnumpy()
+        value = np.broadcast_to(image.transpose(2, 0, 1)[None].astype("float32"), want)
+    if value.shape != want:
+        raise UserError(f"{given} holds shape {value.shape}, but {first} is {want}")
+    out[first] = np.ascontiguousarray(value)
+    return out, f"inputs from {os.path.basename(given)}"
+
+
+def difference(ref: Any, got: Any) -> tuple[float, float, tuple[int, ...]]:
+    """Largest absolute difference, it over ``ref``'s largest magnitude, and where (the
+    same NaN on both sides is agreement)."""
+    import numpy as np
+
+    diff = np.abs(got.astype("float64") - ref.astype("float64"))
+    diff[np.isnan(got) & np.isnan(ref)] = 0.0
+    if not diff.size:
+        return 0.0, 0.0, ()
+    where = np.unravel_index(int(np.argmax(np.nan_to_num(diff, nan=np.inf))), diff.shape)
+    finite = ref[~np.isnan(ref)] if ref.dtype.kind == "f" else ref
+    scale = float(np.max(np.abs(finite))) if finite.size else 0.0
+    max_abs = float(diff[where])
+    return max_abs, (max_abs / scale if scale else max_abs), tuple(int(w) for w in where)
+
+
+def compare(names: list[str], mx_out: list[Any], ort_out: dict[str, Any],
+            tolerance: float, inputs: str) -> CheckReport:
+    import numpy as np
+
+    checks = []
+    pool = sorted(ort_out)
+    for name, ref in zip(names, mx_out):
+        stem = name[:-len("_output")] if name.endswith("_output") else name
+        candidates = [n for n in pool if n in (onnx_name(name), stem, name)] or \
+            [n for n in pool if n.startswith(stem) and ort_out[n].shape == ref.shape]
+        if not candidates:
+            raise UserError(f"the ONNX model has no output for {name} "
+                            f"(it has {', '.join(pool)})")
+        got = ort_out[candidates[0]]
+        pool.remove(candidates[0])
+        if got.shape != ref.shape:
+            raise UserError(f"output {name}: ONNX gives shape {got.shape}, MXNet {ref.shape}")
+        max_abs, max_rel, where = difference(ref, got)
+        top1 = None
+        if ref.ndim == 2 and ref.shape[1] > 1:
+            top1 = float(np.mean(np.argmax(ref, 1) == np.argmax(got, 1)))
+        checks.append(OutputCheck(name, tuple(ref.shape), max_abs, max_rel, where, top1))
+    return CheckReport(tuple(checks), tolerance, inputs)
+
+
+def onnx_name(entry: str) -> str:
+    """The ONNX tensor MXNet's converter names for an MXNet output entry: ``x_output``
+    is ``x``, ``x_output1`` is ``x1``."""
+    stem, _, index = entry.rpartition("_output")
+    return stem + index if stem else entry
+
+
+@contextlib.contextmanager
+def _unfused() -> Iterator[None]:
+    """MXNet's CPU build fuses Convolution and BatchNorm into ``sg_mkldnn_conv_bn_0``
+    when it binds; unfused, every node's output keeps its name."""
+    before = os.environ.get("MXNET_SUBGRAPH_BACKEND")
+    os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("MXNET_SUBGRAPH_BACKEND", None)
+        else:
+            os.environ["MXNET_SUBGRAPH_BACKEND"] = before
+
+
+def forward_entries(mx: Any, original: Any, names: Sequence[str],
+                    shapes: Mapping[str, Shape], feed: Mapping[str, Any],
+                    params: Mapping[str, Any]) -> dict[str, Any]:
+    """MXNet's inference forward of ``original``: the output entries ``names`` (heads
+    or intermediate, caught by the executor's monitor as the graph runs) as arrays.
+    When the whole graph cannot bind (a loss's label of unknown shape), the graph up to
+    those entries is bound."""
+    import ctypes
+
+    from mxnet.base import NDArrayHandle, py_str
+
+    wanted = set(names)
+    sym = original
+    with _unfused():
+        try:
+            exe = _bind(mx, sym, shapes)
+        except Exception:  # noqa: BLE001 - the part that the entries need, below
+            internals = original.get_internals()
+            listed = internals.list_outputs()
+            sym = mx.sym.Group([internals[listed.index(n)] for n in names])
+            exe = _bind(mx, sym, shapes)
+    for name, arr in list(exe.arg_dict.items()) + list(exe.aux_dict.items()):
+        if name in feed:
+            arr[:] = feed[name]
+        elif name in params:
+            arr[:] = params[name].astype(arr.dtype)
+        else:
+            arr[:] = 0                  # a label only a training head reads
+    caught: dict[str, Any] = {}
+
+    def catch(name: Any, handle: Any) -> None:
+        entry = py_str(name)
+        if entry in wanted:
+            caught[entry] = mx.nd.NDArray(ctypes.cast(handle, NDArrayHandle),
+                                          writable=False).copy()
+
+    exe.set_monitor_callback(catch, monitor_all=False)
+    for entry, out in zip(sym.list_outputs(), exe.forward(is_train=False)):
+        caught.setdefault(entry, out)
+    missing = [n for n in names if n not in caught]
+    if missing:
+        raise UserError(f"MXNet gave no value for {', '.join(missing[:3])}")
+    return {k: v.asnumpy() for k, v in caught.items()}
+
+
+def _bind(mx: Any, sym: Any, shapes: Mapping[str, Shape]) -> Any:
+    wanted = {k: tuple(v) for k, v in shapes.items() if k in sym.list_arguments()}
+    return sym.simple_bind(mx.cpu(), grad_req="null", type_dict=argument_types(sym),
+                           **wanted)
+
+
+def run_onnx(blob: bytes, feed: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise UserError("--check needs onnxruntime: pip install --no-deps onnxruntime=="
+                        f"{ONNXRUNTIME_PIN} (see the README)") from None
+    with mxnet_errors("onnxruntime cannot run the exported model"):
+        options = ort.SessionOptions()
+        options.log_severity_level = 3          # its warnings are not the user's business
+        session = ort.InferenceSession(blob, options, providers=["CPUExecutionProvider"])
+        names = [o.name for o in session.get_outputs()]
+        return dict(zip(names, session.run(None, {i.name: feed[i.name]
+                                                  for i in session.get_inputs()})))
+
+
+def first_difference(mx: Any, onnx: Any, model: Any, original: Any,
+                     shapes: Mapping[str, Shape], feed: Mapping[str, Any],
+                     onnx_feed: Mapping[str, Any], params: Mapping[str, Any],
+                     ops: Mapping[str, str], tolerance: float) -> NodeDifference | None:
+    """Every operator output of ``original`` that the ONNX model names too, computed on
+    both sides; the first (graph order) beyond ``tolerance`` is returned, with whether
+    its own inputs agree.  None when no intermediate output differs (or none maps)."""
+    internals = original.get_internals()
+    entries = [e for e in internals.list_outputs()
+               if "_output" in e and e.rpartition("_output")[0] in ops]
+    inferred = onnx.shape_inference.infer_shapes(model)
+    typed = {v.name: v for v in list(inferred.graph.value_info) +
+             list(inferred.graph.output)}
+    marked = onnx.ModelProto()
+    marked.CopyFrom(model)
+    outputs = {o.name for o in marked.graph.output}
+    pairs = [(e, onnx_name(e)) for e in entries if onnx_name(e) in typed]
+    for _, tensor in pairs:
+        if tensor not in outputs:
+            marked.graph.output.append(typed[tensor])
+    if not pairs:
+        return None
+    got = run_onnx(marked.SerializeToString(), onnx_feed)
+    want = forward_entries(mx, original, [e for e, _ in pairs], shapes, feed, params)
+    bad: dict[str, tuple[float, float]] = {}
+    same: set[str] = set()
+    for entry, tensor in pairs:
+        ref, out = want[entry], got.get(tensor)
+        if out is None or out.shape != ref.shape:
+            continue
+        max_abs, max_rel, _ = difference(ref, out)
+        if max_abs <= tolerance or max_rel <= tolerance:
+            same.add(entry)
+        else:
+            bad[entry] = (max_abs, max_rel)
+    listed = internals.list_outputs()
+    for entry, _ in pairs:
+        if entry not in bad:
+            continue
+        node = internals[listed.index(entry)]
+        inputs = node.get_children()
+        children = [c.list_outputs()[0] for c in inputs] if inputs is not None else []
+        name = entry.rpartition("_output")[0]
+        agree = all(c in same or c.rpartition("_output")[0] not in ops for c in children)
+        return NodeDifference(name, ops[name], *bad[entry], agree, len(pairs))
+    return None

@@ -1,0 +1,208 @@
+"""The converters: MXNet 1.9.1's own (``mxnet.onnx``), with ``onnx.mapping`` provided
+where the onnx package lost it, weights written as raw bytes, and converters of our own
+for ops MXNet's lack, registered beside its own (each checked against MXNet's forward in
+tests/core/convert/test_onnx_heads.py):
+
+* ``SoftmaxActivation``: ``channel`` is Softmax over axis 1, ``instance`` over the last;
+* ``softmax`` marked by the graph pass as a SoftmaxOutput over every axis but the
+  first: Flatten, Softmax, Reshape back (otherwise MXNet's own converter);
+* ``_image_to_tensor``: HWC (or NHWC) to CHW, as float divided by 255;
+* ``_image_normalize``: ``(x - mean) / std`` per channel, CHW or NCHW.
+
+Ops the graph passes of :mod:`onnx_fixes` rewrite before conversion (training heads,
+constants) are listed in ``REWRITTEN``.  Must not import Qt.
+"""
+from __future__ import annotations
+
+import ast
+import types
+from typing import Any, Callable, Sequence
+
+from mxexplorer.core.convert.onnx_fixes import FLATTENED
+from mxexplorer.core.runtime.errors import UserError
+from mxexplorer.core.runtime.mxnet_env import import_mxnet
+
+ONNX_PINS = {"onnx": "1.14.1", "onnxruntime": "1.16.3"}
+DEFAULT_OPSET = 13
+MIN_OPSET = 12
+#: ops that never reach a converter: the graph passes give them their inference meaning
+REWRITTEN = frozenset({
+    "LinearRegressionOutput", "MAERegressionOutput",
+    "LogisticRegressionOutput", "SVMOutput", "_contrib_MultiBoxPrior",
+    "CTCLoss", "_contrib_CTCLoss", "ctc_loss", "_contrib_ctc_loss"})
+
+Rank = Callable[[str], "int | None"]
+FLOAT = 1                       # onnx.TensorProto.FLOAT
+
+
+def load_onnx() -> Any:
+    """``onnx``, with the ``onnx.mapping`` MXNet's converter calls (ONNX 1.19 removed
+    it) made from ``onnx.helper`` when missing."""
+    import importlib
+
+    try:
+        onnx: Any = importlib.import_module("onnx")
+        importlib.import_module("onnx.helper")
+    except ImportError:
+        raise UserError("ONNX export needs the onnx extra: pip install "
+                        f"onnx=={ONNX_PINS['onnx']} (see the README)") from None
+    if not hasattr(onnx, "mapping"):
+        import numpy as np
+
+        codes = [v for v in onnx.TensorProto.DataType.values() if v]
+        to_np = {}
+        for code in codes:
+            try:
+                to_np[code] = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
+            except Exception:  # noqa: BLE001 - types numpy lacks (bfloat16, float8)
+                continue
+        onnx.mapping = types.SimpleNamespace(
+            TENSOR_TYPE_TO_NP_TYPE=to_np,
+            NP_TYPE_TO_TENSOR_TYPE={v: k for k, v in reversed(list(to_np.items()))})
+    return onnx
+
+
+def supported_ops(opset: int = DEFAULT_OPSET) -> set[str]:
+    """Op names MXNet's converters and ours handle at ``opset`` (MXNet and onnx
+    imported)."""
+    load_onnx()
+    import_mxnet()
+    import mxnet.onnx  # noqa: F401 - registers the converters
+    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
+
+    install(lambda name: None)
+    ops: set[str] = set(REWRITTEN)
+    for version in range(opset, MIN_OPSET - 1, -1):
+        ops.update(MXNetGraph.registry_.get(version, {}))
+    return ops
+
+
+def fast_weights() -> None:
+    """Weights written as raw bytes instead of MXNet's ``make_tensor(vals=...tolist())``:
+    protobuf extending a repeated field one Python float at a time took 20 of the 37
+    seconds of an ArcFace export (65 M weights); the tensors are the same."""
+    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
+
+    for table in MXNetGraph.registry_.values():
+        original = table.get("null")
+        if original is None or getattr(original, "_mxexplorer_raw", False):
+            continue
+
+        def convert(node: Any, _original: Any = original, **kwargs: Any) -> Any:
+            if kwargs.get("is_input") is not False:
+                return _original(node, **kwargs)
+            import numpy as np
+            from onnx import helper, numpy_helper
+
+            name = node["name"]
+            array = np.ascontiguousarray(kwargs["weights"][name])
+            tensor = numpy_helper.from_array(array, name)
+            kwargs["initializer"].append(tensor)
+            info = helper.make_tensor_value_info(name, tensor.data_type, array.shape)
+            return [info], (array.dtype,)
+
+        convert._mxexplorer_raw = True  # type: ignore[attr-defined]
+        table["null"] = convert
+
+
+def unsupported(op_nodes: Sequence[tuple[int, str, str]], opset: int = DEFAULT_OPSET
+                ) -> list[tuple[int, str, str]]:
+    """The (node, name, op) of ``op_nodes`` whose op has no converter."""
+    have = supported_ops(opset)
+    return [n for n in op_nodes if n[2] not in have]
+
+
+def _io(node: dict[str, Any], kwargs: dict[str, Any]) -> tuple[str, list[str], dict[str, Any]]:
+    lookup = kwargs["outputs_lookup"]
+    return (node["name"], [lookup[i][k].name for i, k, *_ in node["inputs"]],
+            node.get("attrs", {}))
+
+
+def _floats(text: Any) -> list[float]:
+    value = ast.literal_eval(str(text))
+    return [float(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+
+
+def _constant(kwargs: dict[str, Any], name: str, value: Any) -> str:
+    from onnx import numpy_helper
+
+    kwargs["initializer"].append(numpy_helper.from_array(value, name))
+    return name
+
+
+def _softmax_activation(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+    """``instance``: over the last axis (MXNet flattens all but the last); ``channel``:
+    over axis 1."""
+    from onnx import helper
+
+    name, inputs, attrs = _io(node, kwargs)
+    if str(attrs.get("mode", "instance")) == "channel":
+        if kwargs.get("opset_version", DEFAULT_OPSET) < 13:
+            raise UserError(f"SoftmaxActivation '{name}' (mode channel) needs opset 13 or "
+                            "more (Softmax over one axis)")
+        return [helper.make_node("Softmax", inputs[:1], [name], axis=1, name=name)]
+    return [helper.make_node("Softmax", inputs[:1], [name], axis=-1, name=name)]
+
+
+def _softmax(mxnet_own: Callable[..., Any]) -> Callable[..., Any]:
+    """MXNet's softmax converter, except for a SoftmaxOutput the graph pass marked as
+    taken over every axis but the first: Flatten, Softmax, Reshape back."""
+    def convert(node: dict[str, Any], **kwargs: Any) -> Any:
+        from onnx import helper
+
+        name, inputs, attrs = _io(node, kwargs)
+        if FLATTENED not in attrs:
+            return mxnet_own(node, **kwargs)
+        shape, flat, soft = f"{name}__shape", f"{name}__flat", f"{name}__softmax"
+        return [helper.make_node("Shape", inputs[:1], [shape], name=shape),
+                helper.make_node("Flatten", inputs[:1], [flat], axis=1, name=flat),
+                helper.make_node("Softmax", [flat], [soft], axis=1, name=soft),
+                helper.make_node("Reshape", [soft, shape], [name], name=name)]
+
+    convert._mxexplorer = True  # type: ignore[attr-defined]
+    return convert
+
+
+def _image_to_tensor(rank: Rank) -> Callable[..., list[Any]]:
+    def convert(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+        import numpy as np
+        from onnx import helper
+
+        name, inputs, _ = _io(node, kwargs)
+        perm = [0, 3, 1, 2] if rank(name) == 4 else [2, 0, 1]
+        cast, scale = f"{name}__float", _constant(kwargs, f"{name}__255",
+                                                  np.array(255.0, "float32"))
+        div = f"{name}__scaled"
+        return [helper.make_node("Cast", inputs[:1], [cast], to=FLOAT, name=cast),
+                helper.make_node("Div", [cast, scale], [div], name=div),
+                helper.make_node("Transpose", [div], [name], perm=perm, name=name)]
+    return convert
+
+
+def _image_normalize(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+    import numpy as np
+    from onnx import helper
+
+    name, inputs, attrs = _io(node, kwargs)
+    mean = np.array(_floats(attrs.get("mean", "0")), "float32").reshape(-1, 1, 1)
+    std = np.array(_floats(attrs.get("std", "1")), "float32").reshape(-1, 1, 1)
+    centred = f"{name}__centred"
+    return [helper.make_node("Sub", [inputs[0], _constant(kwargs, f"{name}__mean", mean)],
+                             [centred], name=centred),
+            helper.make_node("Div", [centred, _constant(kwargs, f"{name}__std", std)],
+                             [name], name=name)]
+
+
+def install(rank: Rank) -> None:
+    """Our converters into MXNet's registry (at its lowest opset: the fallback for every
+    opset); ``rank(node name)`` is the rank of that node's first input."""
+    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
+
+    table = MXNetGraph.registry_.setdefault(MIN_OPSET, {})
+    for version in range(MIN_OPSET, DEFAULT_OPSET + 1):       # MXNet's own at 12 and 13
+        ops = MXNetGraph.registry_.get(version, {})
+        if "softmax" in ops and not getattr(ops["softmax"], "_mxexplorer", False):
+            ops["softmax"] = _softmax(ops["softmax"])
+    table["SoftmaxActivation"] = _softmax_activation
+    table["_image_to_tensor"] = _image_to_tensor(rank)
+    table["_image_normalize"] = _image_normalize

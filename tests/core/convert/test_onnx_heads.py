@@ -1,0 +1,156 @@
+"""ONNX export of training heads and of the ops MXNet's converters lack (issue 26): each
+replaced by its inference meaning or converted by our own converter, checked against
+MXNet's forward of the original graph."""
+from __future__ import annotations
+
+import json
+
+import mxnet as mx
+import pytest
+
+from mxexplorer.cli import main
+from mxexplorer.core.convert import onnx_export
+from mxexplorer.core.graph.document import GraphDocument
+from tests.conftest import CORPUS, REPO
+
+
+def _export(net, shapes, tmp_path, **kwargs) -> onnx_export.ExportReport:
+    doc = GraphDocument.from_json(net.tojson())
+    return onnx_export.export(net.tojson(), shapes, str(tmp_path / "m.onnx"),
+                              doc.operators(), check=True, **kwargs)
+
+
+def _margin_head():
+    """A normalised-softmax face model's training head (insightface's AM-softmax, as in
+    the corpus): the label feeds one_hot, subtracted from the scores."""
+    data, label = mx.sym.var("data"), mx.sym.var("softmax_label")
+    fc = mx.sym.FullyConnected(data, num_hidden=4, name="fc7")
+    margin = mx.sym.one_hot(label, depth=4, on_value=0.35, name="oh")
+    return mx.sym.SoftmaxOutput(mx.sym.elemwise_sub(fc, margin, name="minus"), label,
+                                name="softmax")
+
+
+def test_a_label_fed_to_one_hot_exports_with_every_argument_typed(tmp_path) -> None:
+    """Issue 26, fault 5: the label had no dtype, so the export stopped ("Index type must
+    be set for one_hot operator", shown as "'NoneType' object is not iterable"); every
+    argument is float32, as simple_bind makes it."""
+    report = _export(_margin_head(), {"data": (2, 8)}, tmp_path)
+    assert report.check is not None and report.check.agree, report.lines()
+
+
+@pytest.mark.parametrize("command", [["plan", "--search", "original"], ["bench",
+                                                                        "--repeats", "1"]])
+def test_plan_and_bench_bind_a_label_fed_to_one_hot(tmp_path, capsys, command) -> None:
+    """Issue 26, fault 5: plan and bench refused the graph simple_bind(data=...) binds."""
+    path = tmp_path / "margin-symbol.json"
+    _margin_head().save(str(path))
+    rc = main([command[0], str(path), "--shape", "data=2,8", *command[1:]])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert "one_hot" not in captured.err
+
+
+def _agrees_with_mxnet(net, shapes, tmp_path, fix: str) -> onnx_export.ExportReport:
+    report = _export(net, shapes, tmp_path)
+    assert report.check is not None and report.check.agree, report.lines()
+    assert [f for f in report.fixes if fix in f] or not fix, report.fixes
+    return report
+
+
+@pytest.mark.parametrize("op, meaning", [
+    ("LinearRegressionOutput", "its data (identity)"),
+    ("MAERegressionOutput", "its data (identity)"),
+    ("LogisticRegressionOutput", "sigmoid"),
+    ("SVMOutput", "its data (identity)"),
+])
+def test_regression_and_svm_heads_export_as_their_inference_meaning(tmp_path, op,
+                                                                     meaning) -> None:
+    data = mx.sym.var("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    net = getattr(mx.sym, op)(fc, name="head")
+    assert "head_label" in net.list_arguments()
+    _agrees_with_mxnet(net, {"data": (2, 5)}, tmp_path,
+                       f"{op} 'head' exported as {meaning} (its inference meaning); its "
+                       "label input 'head_label' dropped")
+
+
+@pytest.mark.parametrize("mode, shape", [("instance", (2, 6)), ("instance", (2, 3, 4, 4)),
+                                         ("channel", (2, 3, 4, 4)), ("channel", (2, 5, 3))])
+def test_softmax_activation_exports_in_both_modes(tmp_path, mode, shape) -> None:
+    """MTCNN's heads: 8 of the issue's files were refused for this op alone."""
+    data = mx.sym.var("data")
+    net = mx.sym.SoftmaxActivation(data * 2, mode=mode, name="prob1")
+    _agrees_with_mxnet(net, {"data": shape}, tmp_path, "")
+
+
+@pytest.mark.corpus
+def test_mtcnn_det1_from_the_corpus_exports_and_agrees(tmp_path) -> None:
+    path = CORPUS / "deepinsight__insightface__deploy__mtcnn-model__det1-symbol.json"
+    doc = GraphDocument.open(str(path))
+    report = onnx_export.export_snapshot(doc.snapshot(), {"data": (1, 3, 48, 48)},
+                                         str(tmp_path / "d.onnx"), check=True)
+    assert report.check is not None and report.check.agree, report.lines()
+
+
+def test_image_transforms_export_as_mxnet_computes_them(tmp_path) -> None:
+    data = mx.sym.var("data")
+    tensor = mx.sym.image.to_tensor(data, name="totensor")
+    net = mx.sym.image.normalize(tensor, mean=(0.485, 0.456, 0.406),
+                                 std=(0.229, 0.224, 0.225), name="norm")
+    for shape in [(8, 6, 3), (2, 8, 6, 3)]:
+        _agrees_with_mxnet(net, {"data": shape}, tmp_path, "")
+
+
+def test_multibox_priors_export_as_constants(tmp_path) -> None:
+    data = mx.sym.var("data")
+    conv = mx.sym.Convolution(data, num_filter=4, kernel=(3, 3), pad=(1, 1), name="conv")
+    anchors = mx.sym.contrib.MultiBoxPrior(conv, sizes=(0.2, 0.4), ratios=(1, 2),
+                                           name="anchors")
+    net = mx.sym.Group([mx.sym.relu(conv, name="act"), anchors])
+    _agrees_with_mxnet(net, {"data": (1, 3, 8, 8)}, tmp_path,
+                       "MultiBoxPrior node(s) (anchors) exported as constants")
+
+
+def test_a_ctc_loss_head_exports_the_graph_that_feeds_it(tmp_path) -> None:
+    data, label = mx.sym.var("data"), mx.sym.var("label")
+    scores = mx.sym.Reshape(mx.sym.FullyConnected(data, num_hidden=6 * 5, name="fc"),
+                            shape=(0, 6, 5), name="scores")
+    steps = mx.sym.transpose(scores, axes=(1, 0, 2), name="steps")
+    loss = mx.sym.MakeLoss(mx.sym.contrib.CTCLoss(steps, label, name="ctc"), name="loss")
+    report = _agrees_with_mxnet(loss, {"data": (2, 8), "label": (2, 3)}, tmp_path,
+                                "CTCLoss 'ctc' is a training loss: the output that "
+                                "feeds it ('steps') is exported in its place")
+    assert report.check is not None
+    assert [o.name for o in report.check.outputs] == ["steps_output"]
+
+
+def test_the_first_differing_node_is_named_in_the_cli(tmp_path, capsys) -> None:
+    """A differing export names its first differing node, in words and in --json."""
+    data = mx.sym.var("data")
+    bn = mx.sym.BatchNorm(mx.sym.FullyConnected(data, num_hidden=4, name="fc"),
+                          fix_gamma=True, name="bn")
+    net = mx.sym.FullyConnected(mx.sym.relu(bn, name="act"), num_hidden=2, name="head")
+    doc = GraphDocument.from_json(net.tojson())
+    report = onnx_export.export(net.tojson(), {"data": (3, 5)}, str(tmp_path / "g.onnx"),
+                                doc.operators(), check=True, fix_gamma=False)
+    assert report.check is not None and not report.check.agree
+    first = report.check.first
+    assert first is not None and (first.name, first.op, first.inputs_agree) == \
+        ("bn", "BatchNorm", True)
+    assert "first difference at 'bn' (BatchNorm)" in report.check.verdict()
+    assert json.loads(json.dumps(report.to_dict()))["check"]["first_difference"]["op"] == \
+        "BatchNorm"
+
+
+def test_a_committed_mtcnn_checkpoint_exports_with_its_weights_and_agrees(tmp_path) -> None:
+    """InsightFace's MTCNN ONet (MIT, benchmarks/corpus): a SoftmaxOutput saved with its
+    label and PReLU after a FullyConnected, with its trained weights; both failed
+    before (IndexError)."""
+    path = REPO / "benchmarks" / "corpus" / "insightface__det3-symbol.json"
+    doc = GraphDocument.open(str(path))
+    assert doc.params_path and doc.params_path.endswith("det3-0001.params")
+    report = onnx_export.export_snapshot(doc.snapshot(), {"data": (1, 3, 48, 48)},
+                                         str(tmp_path / "onet.onnx"), check=True)
+    assert report.check is not None and report.check.agree, report.lines()
+    assert report.weights == "weights of insightface__det3-0001.params"
+    assert any("its label input 'prob1_label' dropped" in f for f in report.fixes)
