@@ -150,6 +150,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--only", help="a regex on file names")
+    parser.add_argument("--skip", help="a regex on file names to leave out")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("--json", metavar="OUT", help="write every row as JSON")
     parser.add_argument("--mxexplorer", metavar="CHECKOUT", default=ROOT,
@@ -165,7 +166,8 @@ def main() -> int:
     for folder in folders:
         for name in sorted(os.listdir(folder)):
             if name in seen or name not in table or (args.only and
-                                                     not re.search(args.only, name)):
+                                                     not re.search(args.only, name)) or \
+                    (args.skip and re.search(args.skip, name)):
                 continue
             seen.add(name)
             jobs.append((Row(name, folder), os.path.abspath(os.path.join(folder, name)),

@@ -176,8 +176,26 @@ def _reap(proc: subprocess.Popen[bytes]) -> None:
         time.sleep(0.01)
 
 
+def _die_with_parent() -> None:
+    """On Linux the kernel kills this child when its parent dies (a CLI killed with
+    SIGKILL left its export computing for good)."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)      # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):                   # pragma: no cover
+            pass
+    if os.getppid() != parent:          # it died between the two calls
+        os._exit(1)
+
+
 def _child() -> int:
     """The child's side: read the call, run it, report over the result pipe."""
+    _die_with_parent()
     out = os.fdopen(int(os.environ["MXEXPLORER_RESULT_FD"]), "wb")
     size, = _HEADER.unpack(sys.stdin.buffer.read(_HEADER.size))
     fn, args, kwargs, names = pickle.loads(sys.stdin.buffer.read(size))

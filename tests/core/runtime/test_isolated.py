@@ -105,3 +105,47 @@ def test_any_other_failure_in_the_child_is_one_user_error_line() -> None:
         isolated.call(_divide, 1, 0, what="dividing")
     assert str(info.value) == "dividing failed: ZeroDivisionError: division by zero"
     assert not isinstance(info.value, isolated.NativeCrash)
+
+
+def test_the_child_dies_with_a_killed_parent(tmp_path) -> None:
+    """A CLI export killed with SIGKILL (or `kill`) left its child computing for good: a
+    Mask R-CNN check went on at 4 GB after the corpus script timed it out."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    pid_file = tmp_path / "child.pid"
+    script = ("import os, sys, time\n"
+              "from mxexplorer.core.runtime import isolated\n"
+              "from tests.core.runtime.test_isolated import _write_pid_forever\n"
+              f"isolated.call(_write_pid_forever, {str(pid_file)!r}, what='the job')\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=REPO,
+                              env=dict(os.environ, PYTHONPATH=str(REPO)))
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child = int(pid_file.read_text())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(child, signal.SIGKILL)
+    pytest.fail("the child outlived its killed parent")
+
+
+def _write_pid_forever(path: str, progress=None, token=None) -> None:
+    import os
+
+    with open(path + ".tmp", "w") as fh:
+        fh.write(str(os.getpid()))
+    os.replace(path + ".tmp", path)
+    while True:
+        time.sleep(1)
