@@ -178,7 +178,8 @@ def _reap(proc: subprocess.Popen[bytes]) -> None:
 
 def _die_with_parent() -> None:
     """On Linux the kernel kills this child when its parent dies (a CLI killed with
-    SIGKILL left its export computing for good)."""
+    SIGKILL left its export computing for good).  The signal follows the thread that
+    started the child; :func:`call` waits in that thread until the child is done."""
     parent = os.getppid()
     if sys.platform.startswith("linux"):
         import ctypes
