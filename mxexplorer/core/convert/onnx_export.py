@@ -192,7 +192,7 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     listed = set(original.get_internals().list_outputs())
     entries = [n if n in listed else f"{n}_output" for n in outputs]   # folded constants
     with mxnet_errors("MXNet cannot run the graph"):
-        values = onnx_check.forward_entries(mx, original, entries, {**labels, **given},
+        values = onnx_check.forward_entries(mx, original, entries, {**shapes, **labels, **given},
                                             feed, params)
         mx_out = [values[n] for n in entries]
     progress(3, 4, "running onnxruntime")
@@ -205,7 +205,7 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
                if n.get("op") != "null"}
         with mxnet_errors("the search for the first differing node failed"):
             first = onnx_check.first_difference(mx, onnx, model, original,
-                                                {**labels, **given}, feed, onnx_feed,
+                                                {**shapes, **labels, **given}, feed, onnx_feed,
                                                 params, ops, tolerance)
         result = dataclasses.replace(result, first=first)
     return ExportReport(out_path, opset, weights, tuple(fixes), result, len(blob))

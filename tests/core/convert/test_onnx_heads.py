@@ -154,3 +154,15 @@ def test_a_committed_mtcnn_checkpoint_exports_with_its_weights_and_agrees(tmp_pa
     assert report.check is not None and report.check.agree, report.lines()
     assert report.weights == "weights of insightface__det3-0001.params"
     assert any("its label input 'prob1_label' dropped" in f for f in report.fixes)
+
+
+def test_a_label_shape_only_the_user_can_give_reaches_mxnets_check(tmp_path) -> None:
+    """go-mxnet-predictor's test graph: Reshape(-1) flattens data and label alike, so the
+    label's shape is given with --shape; MXNet's check of the original graph lost it
+    ("InferShape pass cannot decide shapes ... softmax_label")."""
+    data = mx.sym.Reshape(mx.sym.var("data"), shape=(-1, 1), name="flat")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(data, num_hidden=10, name="fc"),
+                               mx.sym.Reshape(mx.sym.var("softmax_label"), shape=(-1,),
+                                              name="lab"), name="softmax")
+    _agrees_with_mxnet(net, {"data": (1, 12), "softmax_label": (12,)}, tmp_path,
+                       "SoftmaxOutput 'softmax' exported as softmax")
