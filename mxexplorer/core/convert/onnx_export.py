@@ -169,6 +169,7 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
         raise UserError(f"no shape for input(s) {', '.join(unknown)}: give them with "
                         "--shape NAME=D1,D2,...")
     given = {n: tuple(shapes.get(n) or arg_shapes[n]) for n in names}
+    known = {**shapes, **labels, **given}     # every shape MXNet's run of the original needs
     internals = sym.get_internals()
     last_label = internals[len(internals.list_outputs()) - 1].name + "_label"
     onnx_names = {n: (n + "_in" if n == last_label else n) for n in names}
@@ -192,8 +193,7 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     listed = set(original.get_internals().list_outputs())
     entries = [n if n in listed else f"{n}_output" for n in outputs]   # folded constants
     with mxnet_errors("MXNet cannot run the graph"):
-        values = onnx_check.forward_entries(mx, original, entries, {**shapes, **labels, **given},
-                                            feed, params)
+        values = onnx_check.forward_entries(mx, original, entries, known, feed, params)
         mx_out = [values[n] for n in entries]
     progress(3, 4, "running onnxruntime")
     result = onnx_check.compare(outputs, mx_out, onnx_check.run_onnx(blob, onnx_feed),
@@ -204,9 +204,8 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
         ops = {n["name"]: n["op"] for n in json.loads(graph_json)["nodes"]
                if n.get("op") != "null"}
         with mxnet_errors("the search for the first differing node failed"):
-            first = onnx_check.first_difference(mx, onnx, model, original,
-                                                {**shapes, **labels, **given}, feed, onnx_feed,
-                                                params, ops, tolerance)
+            first = onnx_check.first_difference(mx, onnx, model, original, known, feed,
+                                                onnx_feed, params, ops, tolerance)
         result = dataclasses.replace(result, first=first)
     return ExportReport(out_path, opset, weights, tuple(fixes), result, len(blob))
 
@@ -217,8 +216,9 @@ def _convert(onnx: Any, sym: Any, params: Mapping[str, Any], in_shapes: list[Sha
     whole model checked at its own opset."""
     from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
 
+    ranks = onnx_fixes.InputRanks(sym, shapes)        # one inference, read by both
     onnx_ops.fast_weights()
-    onnx_ops.install(onnx_fixes.InputRanks(sym, shapes))
+    onnx_ops.install(ranks)
     try:
         with warnings.catch_warnings(), onnx_fixes.no_inner_check(onnx):
             warnings.simplefilter("ignore", DeprecationWarning)   # its onnx.mapping
@@ -227,7 +227,7 @@ def _convert(onnx: Any, sym: Any, params: Mapping[str, Any], in_shapes: list[Sha
                 opset_version=opset, dynamic=False)
         model = onnx.helper.make_model(proto, opset_imports=[
             onnx.helper.make_opsetid("", opset)], producer_name="mxexplorer")
-        fixes += onnx_fixes.fix_prelu(onnx, model, onnx_fixes.InputRanks(sym, shapes))
+        fixes += onnx_fixes.fix_prelu(onnx, model, ranks)
         onnx.checker.check_model(model)
     except UserError:
         raise

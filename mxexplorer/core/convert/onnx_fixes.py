@@ -76,11 +76,11 @@ def fix_training_heads(graph: dict[str, Any], rank: Callable[[str], int | None]
             attrs = node.get("attrs", node.get("param", {})) or {}
             flag = {k: opinfo.flag(attrs, k) for k in ("multi_output", "preserve_shape")}
             new, node["attrs"] = "softmax", {"axis": "1" if flag["multi_output"] else "-1"}
-            meaning = "softmax over axis 1" if flag["multi_output"] else \
-                "softmax" if flag["preserve_shape"] or rank(node["name"]) == 2 else \
-                "softmax over every axis but the batch"
-            if meaning.endswith("batch"):     # read by our softmax converter (onnx_ops)
+            flattened = not any(flag.values()) and rank(node["name"]) != 2
+            if flattened:                     # read by our softmax converter (onnx_ops)
                 node["attrs"][FLATTENED] = "1"
+            meaning = "softmax over axis 1" if flag["multi_output"] else \
+                "softmax over every axis but the batch" if flattened else "softmax"
         else:
             new, meaning = HEADS[op]
             node["attrs"] = {}

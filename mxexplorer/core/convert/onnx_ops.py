@@ -70,8 +70,7 @@ def supported_ops(opset: int = DEFAULT_OPSET) -> set[str]:
     import mxnet.onnx  # noqa: F401 - registers the converters
     from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
 
-    install(lambda name: None)
-    ops: set[str] = set(REWRITTEN)
+    ops: set[str] = set(REWRITTEN) | set(converters(lambda name: None))
     for version in range(opset, MIN_OPSET - 1, -1):
         ops.update(MXNetGraph.registry_.get(version, {}))
     return ops
@@ -198,11 +197,14 @@ def install(rank: Rank) -> None:
     opset); ``rank(node name)`` is the rank of that node's first input."""
     from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
 
-    table = MXNetGraph.registry_.setdefault(MIN_OPSET, {})
     for version in range(MIN_OPSET, DEFAULT_OPSET + 1):       # MXNet's own at 12 and 13
         ops = MXNetGraph.registry_.get(version, {})
         if "softmax" in ops and not getattr(ops["softmax"], "_mxexplorer", False):
             ops["softmax"] = _softmax(ops["softmax"])
-    table["SoftmaxActivation"] = _softmax_activation
-    table["_image_to_tensor"] = _image_to_tensor(rank)
-    table["_image_normalize"] = _image_normalize
+    MXNetGraph.registry_.setdefault(MIN_OPSET, {}).update(converters(rank))
+
+
+def converters(rank: Rank) -> dict[str, Callable[..., list[Any]]]:
+    """Our converters by op name."""
+    return {"SoftmaxActivation": _softmax_activation, "_image_to_tensor": _image_to_tensor(rank),
+            "_image_normalize": _image_normalize}

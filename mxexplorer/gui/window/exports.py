@@ -93,12 +93,11 @@ class Exports(QObject):
         window.host.show_status(lines[-1], 15000)
         agree = result.check is None or result.check.agree
         first = result.check.first if result.check is not None else None
-        found = window.session.document.find(first.name) if first is not None and \
-            window.session is not None else []
-        if first is not None and found and window.session is not None:
-            # the node where MXNet and onnxruntime part: flagged, selected, shown
-            window.session.insight.set_flags({found[0]: first.sentence()})
-            window.session.selection.set(found[:1])
+        session = window.session
+        found = session.document.find(first.name) if first and session else []
+        if found:          # the node where MXNet and onnxruntime part: flagged, selected
+            session.insight.set_flags({found[0]: first.sentence()})
+            session.selection.set(found[:1])
         (inform if agree else warn)(window, "ONNX export", "\n".join(lines))
 
     def compare_with(self, path: str | None = None) -> None:
