@@ -118,28 +118,21 @@ def node_macs(op: str, attrs: Mapping[str, str], in_shapes: list[Shape | None],
         return 0 if _is_modelled(canon) else None
     out_elems = _size(out)
     has_bias = "bias" in slots
-    if canon in ("Convolution", "Convolution_v1", "_contrib_DeformableConvolution"):
+    if canon in ("Convolution", "Convolution_v1", "_contrib_DeformableConvolution",
+                 "Deconvolution"):
         data = in_shapes[0] if in_shapes else None
-        kernel = opinfo.tuple_attr(attrs, "kernel") or ()
-        groups = max(opinfo.int_attr(attrs, "num_group", 1), 1)
         if not known(data):
             return 0
+        groups = max(opinfo.int_attr(attrs, "num_group", 1), 1)
+        taps = 1
+        for k in opinfo.tuple_attr(attrs, "kernel") or ():
+            taps *= k or 1
+        bias = out_elems if has_bias else 0
+        if canon == "Deconvolution":      # each input element spreads over the kernel
+            cout = out[_channel_axis(attrs, len(out))]  # type: ignore[index,arg-type]
+            return _size(data) * (cout // groups) * taps + bias
         cin = data[_channel_axis(attrs, len(data))]  # type: ignore[index,arg-type]
-        taps = 1
-        for k in kernel:
-            taps *= k or 1
-        return out_elems * (cin // groups) * taps + (out_elems if has_bias else 0)
-    if canon == "Deconvolution":
-        data = in_shapes[0] if in_shapes else None
-        kernel = opinfo.tuple_attr(attrs, "kernel") or ()
-        groups = max(opinfo.int_attr(attrs, "num_group", 1), 1)
-        if not known(data):
-            return 0
-        cout = out[_channel_axis(attrs, len(out))]  # type: ignore[index,arg-type]
-        taps = 1
-        for k in kernel:
-            taps *= k or 1
-        return _size(data) * (cout // groups) * taps + (out_elems if has_bias else 0)
+        return out_elems * (cin // groups) * taps + bias
     if canon == "FullyConnected":
         weight = in_shapes[1] if len(in_shapes) > 1 else None
         if known(weight):
