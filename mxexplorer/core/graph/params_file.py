@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable
 
 from mxexplorer.core.runtime.errors import SymbolFileError
-from mxexplorer.core.runtime.files import NotARegularFile, open_regular, save_together
+from mxexplorer.core.runtime.files import open_regular, read_errors, save_together
 
 _LIST_MAGIC = 0x112
 _V1_MAGIC = 0xF993FAC8
@@ -166,14 +166,8 @@ def _parse(fh: BinaryIO, size: int
 def read_params_index(path: str) -> list[ParamInfo]:
     """Names, shapes and dtypes stored in a ``.params`` file."""
     try:
-        with open_regular(path) as fh:
+        with read_errors(path), open_regular(path) as fh:
             arrays, names, _ = _parse(fh, os.fstat(fh.fileno()).st_size)
-    except FileNotFoundError:
-        raise SymbolFileError("no such file", path) from None
-    except NotARegularFile as exc:
-        raise SymbolFileError(str(exc.strerror), path) from None
-    except OSError as exc:
-        raise SymbolFileError(f"cannot be read: {exc.strerror}", path) from None
     except (ValueError, struct.error) as exc:
         raise SymbolFileError(f"not a readable MXNet .params file: {exc}", path) from None
     out = []
@@ -202,13 +196,9 @@ def read_array(path: str, info: ParamInfo) -> Any:
     count = 1
     for d in info.shape:
         count *= d
-    try:
-        with open_regular(path) as fh:
-            fh.seek(info.offset)
-            values = np.fromfile(fh, dtype=np.dtype(info.dtype).newbyteorder("<"),
-                                 count=count)
-    except OSError as exc:
-        raise SymbolFileError(f"cannot be read: {exc.strerror}", path) from None
+    with read_errors(path), open_regular(path) as fh:
+        fh.seek(info.offset)
+        values = np.fromfile(fh, dtype=np.dtype(info.dtype).newbyteorder("<"), count=count)
     if values.size != count:
         raise SymbolFileError(f"{info.name}: the file ends early (truncated?)", path)
     return values.reshape(info.shape)

@@ -25,7 +25,7 @@ from mxexplorer.core.graph.model import (
 )
 from mxexplorer.core.graph.traversal import output_count, validate
 from mxexplorer.core.runtime.errors import SymbolFileError, telling_line
-from mxexplorer.core.runtime.files import NotARegularFile, read_regular
+from mxexplorer.core.runtime.files import read_errors, read_regular
 from mxexplorer.core.runtime.mxnet_env import import_mxnet
 
 #: Known node fields; anything else is kept in ``Node.extra``.
@@ -204,16 +204,8 @@ def read_graph(path: str, use_mxnet: bool | None = None) -> ParsedGraph:
     use_mxnet : upgrade older files with MXNet's own loader.  ``None`` (default) does so
         when MXNet is already imported, so opening stays fast and MXNet-free otherwise.
     """
-    try:
+    with read_errors(path):
         data = read_regular(path, MAX_FILE_BYTES)
-    except FileNotFoundError:
-        raise SymbolFileError("no such file", path) from None
-    except IsADirectoryError:
-        raise SymbolFileError("is a folder, not a file", path) from None
-    except NotARegularFile as exc:
-        raise SymbolFileError(str(exc.strerror), path) from None
-    except OSError as exc:
-        raise SymbolFileError(f"cannot be read: {exc.strerror}", path) from None
     try:
         text = decode_text(data)
         graph = parse_graph(parse_json_text(text), consume=True)

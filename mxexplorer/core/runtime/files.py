@@ -15,6 +15,7 @@ No Qt, no MXNet.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -22,7 +23,9 @@ import re
 import secrets
 import stat
 import time
-from typing import BinaryIO, Callable, Iterable, Sequence
+from typing import BinaryIO, Callable, Iterable, Iterator, Sequence
+
+from mxexplorer.core.runtime.errors import SymbolFileError
 
 #: what a temporary of ours looks like: its process id is the second group
 TEMP_RE = re.compile(r"^\.(.+)\.mxexplorer-(\d+)-[0-9a-f]{8}\.tmp$")
@@ -101,6 +104,22 @@ def open_regular(path: str) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+@contextlib.contextmanager
+def read_errors(path: str) -> Iterator[None]:
+    """A failure to read ``path`` as one :class:`SymbolFileError` line: missing, a
+    folder, not a regular file (a FIFO, a device), or the system's reason."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise SymbolFileError("no such file", path) from None
+    except IsADirectoryError:
+        raise SymbolFileError("is a folder, not a file", path) from None
+    except NotARegularFile as exc:
+        raise SymbolFileError(str(exc.strerror), path) from None
+    except OSError as exc:
+        raise SymbolFileError(f"cannot be read: {exc.strerror}", path) from None
 
 
 def read_regular(path: str, limit: int) -> bytes:
