@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QStatusBar, QWidget
 
 from mxexplorer.gui.text import ask, warn
@@ -38,8 +39,18 @@ class WidgetHost:
         return str(path or "")
 
     def show_status(self, text: str, ms: int = 0) -> None:
-        if self.status_bar is not None:
-            self.status_bar.showMessage(text, ms)
+        """``text`` on the status bar, elided with "…" where it would run into the
+        permanent labels on the right (Qt clips it mid-word there)."""
+        bar = self.status_bar
+        if bar is None:
+            return
+        lefts = [w.geometry().left() for w in bar.findChildren(
+            QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly)
+            if w.isVisible() and w.geometry().left() > 0]
+        room = min(lefts, default=bar.width()) - 16
+        if room > 40:
+            text = bar.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, room)
+        bar.showMessage(text, ms)
 
     def ask_yes_no(self, title: str, question: str) -> bool:
         return ask(self.widget, title, question) == QMessageBox.StandardButton.Yes

@@ -216,3 +216,17 @@ def test_gio_open_on_a_symbol_file_reaches_mxexplorer(qtbot, tmp_path) -> None:
     finally:
         server.close()
         server.deleteLater()
+
+
+def test_a_long_status_line_is_elided_before_the_labels_on_the_right(make_window) -> None:
+    """An ONNX verdict naming its first differing node was cut mid-word where the
+    totals label starts ("... (10" then "9 nodes")."""
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    window.resize(900, 600)
+    window.host.show_status("first difference at 'fc1' " + "x" * 400)
+    shown = window.statusBar().currentMessage()
+    assert shown.startswith("first difference at 'fc1' ") and shown.endswith("\u2026")
+    totals = window.totals.geometry().left()
+    assert window.statusBar().fontMetrics().horizontalAdvance(shown) < totals
+    window.host.show_status("short")
+    assert window.statusBar().currentMessage() == "short"
