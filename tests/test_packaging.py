@@ -164,6 +164,11 @@ def test_the_installed_wheel_runs_outside_the_tree(built, tmp_path) -> None:
     assert info.returncode == 0 and "resnetv10_dense0_fwd" in info.stdout, info
     infer = run(tool, "infer", example_path, "--shape", "data=1,3,224,224")
     assert infer.returncode == 0 and "(1, 1000)" in infer.stdout, infer.stderr[-2000:]
+    mlp = str(pathlib.Path(example_path).with_name("mlp-symbol.json"))
+    onnx = run(tool, "onnx", mlp, "--shape", "data=2,784", "-o", str(work / "mlp.onnx"),
+               "--check")            # the export and MXNet's check run in a child process
+    assert onnx.returncode == 0 and "outputs agree within 0.0001" in onnx.stdout, \
+        onnx.stderr[-2000:]
     shot = work / "shot.png"
     picture = run(tool, example_path, "--shape", "data=1,3,224,224", "--screenshot", str(shot))
     assert picture.returncode == 0, picture.stderr[-3000:]
