@@ -150,9 +150,11 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
         arg_shapes = dict(zip(original.list_arguments(),
                               original.infer_shape_partial(**shapes)[0]))
     graph = json.loads(graph_json)
-    fixes = onnx_fixes.fix_training_heads(graph, onnx_fixes.InputRanks(original, shapes))
+    inferred = onnx_fixes.InputRanks(original, shapes)     # one inference, read by both
+    fixes = onnx_fixes.fix_training_heads(graph, inferred)
     fixes += onnx_fixes.fix_loss_heads(graph)
     fixes += onnx_fixes.fix_flatten(graph) + onnx_fixes.fix_duplicate_heads(graph)
+    fixes += onnx_fixes.fix_special_reshapes(graph, inferred)
     with mxnet_errors("MXNet cannot load the graph"):
         sym = mx.sym.load_json(json.dumps(graph))
     labels = {n: tuple(arg_shapes[n]) for n in sym.list_arguments()

@@ -1,8 +1,8 @@
 """The faults of MXNet 1.9.1's ONNX converters, fixed on the way in: passes over the
 graph's JSON before conversion (training heads and losses, FullyConnected's flatten,
 heads listed twice, fix_gamma BatchNorms, a label named like the output's, MultiBoxPrior
-anchors) and over the ONNX model after it (PReLU slopes).  Each returns the report's
-sentences for what it fixed."""
+anchors, Reshape's special values) and over the ONNX model after it (PReLU slopes).
+Each returns the report's sentences for what it fixed."""
 from __future__ import annotations
 
 import contextlib
@@ -174,15 +174,51 @@ class InputRanks:
 
     def __call__(self, name: str) -> int | None:
         try:
-            internals = self.sym.get_internals()
-            if self._by_entry is None:
-                _, out, _ = internals.infer_shape_partial(**self.shapes)
-                self._by_entry = dict(zip(internals.list_outputs(), out))
-            child = internals[f"{name}_output"].get_children()[0].list_outputs()[0]
+            child = self._internals()[f"{name}_output"].get_children()[0].list_outputs()[0]
         except Exception:  # noqa: BLE001 - unknown: the fix is not made
             return None
-        shape = self._by_entry.get(child)
+        shape = self.entry(child)
         return len(shape) if shape else None
+
+    def entry(self, entry: str) -> Shape | None:
+        """The inferred shape of one output entry (``conv0_output``); None: unknown."""
+        try:
+            self._internals()
+        except Exception:  # noqa: BLE001 - unknown: the fix is not made
+            return None
+        shape = (self._by_entry or {}).get(entry)
+        return tuple(shape) if shape and all(shape) else None
+
+    def _internals(self) -> Any:
+        internals = self.sym.get_internals()
+        if self._by_entry is None:
+            _, out, _ = internals.infer_shape_partial(**self.shapes)
+            self._by_entry = dict(zip(internals.list_outputs(), out))
+        return internals
+
+
+#: Reshape's special values MXNet's converter refuses (split, merge, copy the rest)
+SPECIAL_RESHAPE = frozenset({-2, -3, -4})
+
+
+def fix_special_reshapes(graph: dict[str, Any], shapes: InputRanks) -> list[str]:
+    """``Reshape`` with -2, -3 or -4 (CRNN's batch split, ShuffleNet's channel shuffle),
+    which MXNet's converter refuses: given the output shape MXNet infers at the shapes
+    given (the ONNX file is made for those shapes)."""
+    fixed = []
+    for node in graph["nodes"]:
+        if node.get("op") not in ("Reshape", "reshape"):
+            continue
+        attrs = node.get("attrs", node.get("param", {})) or {}
+        wanted = set(opinfo.tuple_attr(attrs, "shape") or ())
+        out = shapes.entry(f"{node['name']}_output")
+        if not wanted & SPECIAL_RESHAPE or out is None:
+            continue
+        node["attrs"] = {"shape": str(tuple(out))}
+        node.pop("param", None)
+        fixed.append(node["name"])
+    return fixed_note(fixed, "Reshape node(s) ({names}) given their inferred shape (MXNet's "
+                             "converter refuses -2, -3 and -4)")
 
 
 def fix_gamma(graph: dict[str, Any], params: dict[str, Any], mx: Any) -> list[str]:

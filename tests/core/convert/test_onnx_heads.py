@@ -166,3 +166,16 @@ def test_a_label_shape_only_the_user_can_give_reaches_mxnets_check(tmp_path) -> 
                                               name="lab"), name="softmax")
     _agrees_with_mxnet(net, {"data": (1, 12), "softmax_label": (12,)}, tmp_path,
                        "SoftmaxOutput 'softmax' exported as softmax")
+
+
+@pytest.mark.parametrize("shape, data", [((-4, 4, -1, 0), (8, 6)),            # CRNN's
+                                         ((0, -4, 2, -1, -2), (2, 6, 3, 3)),  # channel
+                                         ((0, -3, -2), (2, 3, 4, 5, 6))])      # shuffles
+def test_reshape_with_special_values_exports_its_inferred_shape(tmp_path, shape,
+                                                                 data) -> None:
+    """MXNet's converter refused -2, -3 and -4 ("Reshape: Shape value not supported in
+    ONNX", 4 corpus files: CRNN OCR, ShuffleNet channel shuffles)."""
+    net = mx.sym.Reshape(mx.sym.relu(mx.sym.var("data"), name="act"), shape=shape,
+                         name="split")
+    _agrees_with_mxnet(net, {"data": data}, tmp_path,
+                       "Reshape node(s) (split) given their inferred shape")
