@@ -247,49 +247,85 @@ def run_onnx(blob: bytes, feed: Mapping[str, Any]) -> dict[str, Any]:
                                                   for i in session.get_inputs()})))
 
 
+#: the most bytes of intermediate outputs marked at once on each side (Mask R-CNN's
+#: thousands of outputs, all marked, took its search past 17 GB)
+SEARCH_BYTES = 512 * 2**20
+
+
 def first_difference(mx: Any, onnx: Any, model: Any, original: Any,
                      shapes: Mapping[str, Shape], feed: Mapping[str, Any],
                      onnx_feed: Mapping[str, Any], params: Mapping[str, Any],
                      ops: Mapping[str, str], tolerance: float) -> NodeDifference | None:
     """Every operator output of ``original`` that the ONNX model names too, computed on
-    both sides; the first (graph order) beyond ``tolerance`` is returned, with whether
-    its own inputs agree.  None when no intermediate output differs (or none maps)."""
+    both sides in parts of at most :data:`SEARCH_BYTES` (graph order); the first beyond
+    ``tolerance`` is returned, with whether its own inputs agree, and the search stops
+    at the part that holds it.  None when no intermediate output differs (or none
+    maps)."""
     internals = original.get_internals()
-    entries = [e for e in internals.list_outputs()
-               if "_output" in e and e.rpartition("_output")[0] in ops]
+    listed = internals.list_outputs()
+    entries = [e for e in listed if "_output" in e and e.rpartition("_output")[0] in ops]
     inferred = onnx.shape_inference.infer_shapes(model)
     typed = {v.name: v for v in list(inferred.graph.value_info) +
              list(inferred.graph.output)}
-    marked = onnx.ModelProto()
-    marked.CopyFrom(model)
-    outputs = {o.name for o in marked.graph.output}
     pairs = [(e, onnx_name(e)) for e in entries if onnx_name(e) in typed]
-    for _, tensor in pairs:
-        if tensor not in outputs:
-            marked.graph.output.append(typed[tensor])
-    if not pairs:
-        return None
-    got = run_onnx(marked.SerializeToString(), onnx_feed)
-    want = forward_entries(mx, original, [e for e, _ in pairs], shapes, feed, params)
-    bad: dict[str, tuple[float, float]] = {}
     same: set[str] = set()
-    for entry, tensor in pairs:
-        ref, out = want[entry], got.get(tensor)
-        if out is None or out.shape != ref.shape:
-            continue
-        max_abs, max_rel, _ = difference(ref, out)
-        if max_abs <= tolerance or max_rel <= tolerance:
-            same.add(entry)
-        else:
-            bad[entry] = (max_abs, max_rel)
-    listed = internals.list_outputs()
-    for entry, _ in pairs:
-        if entry not in bad:
-            continue
-        node = internals[listed.index(entry)]
-        inputs = node.get_children()
-        children = [c.list_outputs()[0] for c in inputs] if inputs is not None else []
-        name = entry.rpartition("_output")[0]
-        agree = all(c in same or c.rpartition("_output")[0] not in ops for c in children)
-        return NodeDifference(name, ops[name], *bad[entry], agree, len(pairs))
+    compared = 0
+    for part in _parts(pairs, _entry_bytes(internals, shapes)):
+        marked = onnx.ModelProto()
+        marked.CopyFrom(model)
+        outputs = {o.name for o in marked.graph.output}
+        marked.graph.output.extend(typed[t] for _, t in part if t not in outputs)
+        got = run_onnx(marked.SerializeToString(), onnx_feed)
+        want = forward_entries(mx, original, [e for e, _ in part], shapes, feed, params)
+        bad: dict[str, tuple[float, float]] = {}
+        for entry, tensor in part:
+            ref, out = want.pop(entry), got.pop(tensor, None)
+            if out is None or out.shape != ref.shape:
+                continue
+            compared += 1
+            max_abs, max_rel, _ = difference(ref, out)
+            if max_abs <= tolerance or max_rel <= tolerance:
+                same.add(entry)
+            else:
+                bad.setdefault(entry, (max_abs, max_rel))
+        for entry in bad:                 # graph order
+            node = internals[listed.index(entry)]
+            inputs = node.get_children()
+            children = [c.list_outputs()[0] for c in inputs] if inputs is not None else []
+            name = entry.rpartition("_output")[0]
+            agree = all(c in same or c.rpartition("_output")[0] not in ops
+                        for c in children)
+            return NodeDifference(name, ops[name], *bad[entry], agree, compared)
     return None
+
+
+def _entry_bytes(internals: Any, shapes: Mapping[str, Shape]) -> dict[str, int]:
+    """Each output entry's size at ``shapes`` (4 bytes an element; 0: unknown)."""
+    try:
+        _, out, _ = internals.infer_shape_partial(**shapes)
+    except Exception:  # noqa: BLE001 - unknown sizes: one output a part
+        return {}
+    sizes = {}
+    for entry, shape in zip(internals.list_outputs(), out):
+        count = 1
+        for d in shape or ():
+            count *= max(int(d), 0)
+        sizes[entry] = 4 * count if shape else 0
+    return sizes
+
+
+def _parts(pairs: list[tuple[str, str]], sizes: Mapping[str, int]
+           ) -> Iterator[list[tuple[str, str]]]:
+    """``pairs`` in graph order, cut where the next would pass :data:`SEARCH_BYTES`
+    (a part holds one output at least)."""
+    part: list[tuple[str, str]] = []
+    held = 0
+    for pair in pairs:
+        size = sizes.get(pair[0], SEARCH_BYTES)
+        if part and held + size > SEARCH_BYTES:
+            yield part
+            part, held = [], 0
+        part.append(pair)
+        held += size
+    if part:
+        yield part

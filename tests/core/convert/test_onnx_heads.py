@@ -9,7 +9,7 @@ import mxnet as mx
 import pytest
 
 from mxexplorer.cli import main
-from mxexplorer.core.convert import onnx_export
+from mxexplorer.core.convert import onnx_check, onnx_export
 from mxexplorer.core.graph.document import GraphDocument
 from tests.conftest import CORPUS, REPO
 
@@ -140,6 +140,39 @@ def test_the_first_differing_node_is_named_in_the_cli(tmp_path, capsys) -> None:
     assert "first difference at 'bn' (BatchNorm)" in report.check.verdict()
     assert json.loads(json.dumps(report.to_dict()))["check"]["first_difference"]["op"] == \
         "BatchNorm"
+
+
+def test_the_first_difference_search_is_bounded_and_stops_at_the_first_part(
+        tmp_path, monkeypatch) -> None:
+    """Every intermediate output marked at once took Mask R-CNN's search past 17 GB
+    (the kernel killed it): the outputs are compared in parts of at most
+    ``SEARCH_BYTES`` each, in graph order, and the search stops at the first part that
+    differs.  With one output per part, the fix_gamma BatchNorm is still named, after
+    comparing two outputs (fc, bn) of the four."""
+    data = mx.sym.var("data")
+    bn = mx.sym.BatchNorm(mx.sym.FullyConnected(data, num_hidden=4, name="fc"),
+                          fix_gamma=True, name="bn")
+    net = mx.sym.FullyConnected(mx.sym.relu(bn, name="act"), num_hidden=2, name="head")
+    doc = GraphDocument.from_json(net.tojson())
+
+    def first(name: str) -> object:
+        report = onnx_export.export(net.tojson(), {"data": (3, 5)},
+                                    str(tmp_path / name), doc.operators(), check=True,
+                                    fix_gamma=False)
+        assert report.check is not None
+        return report.check.first
+
+    assert first("whole.onnx") == onnx_check.NodeDifference(
+        "bn", "BatchNorm", *_the(first("whole.onnx")), True, 4)
+    monkeypatch.setattr(onnx_check, "SEARCH_BYTES", 1)
+    parted = first("parts.onnx")
+    assert parted is not None and (parted.name, parted.inputs_agree, parted.compared) == \
+        ("bn", True, 2)
+
+
+def _the(first: object) -> tuple[float, float]:
+    assert isinstance(first, onnx_check.NodeDifference)
+    return first.max_abs, first.max_rel
 
 
 def test_a_committed_mtcnn_checkpoint_exports_with_its_weights_and_agrees(tmp_path) -> None:
