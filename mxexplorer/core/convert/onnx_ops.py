@@ -7,7 +7,8 @@ tests/core/convert/test_onnx_heads.py):
 * ``softmax`` marked by the graph pass as a SoftmaxOutput over every axis but the
   first: Flatten, Softmax, Reshape back (otherwise MXNet's own converter);
 * ``_image_to_tensor``: HWC (or NHWC) to CHW, as float divided by 255;
-* ``_image_normalize``: ``(x - mean) / std`` per channel, CHW or NCHW.
+* ``_image_normalize``: ``(x - mean) / std`` per channel, CHW or NCHW;
+* ``erf``: ONNX's Erf (BERT's GELU).
 
 Ops the graph passes of :mod:`onnx_fixes` rewrite before conversion (training heads,
 constants) are listed in ``REWRITTEN``.  Must not import Qt.
@@ -192,6 +193,13 @@ def _image_normalize(node: dict[str, Any], **kwargs: Any) -> list[Any]:
                              [name], name=name)]
 
 
+def _erf(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+    from onnx import helper
+
+    name, inputs, _ = _io(node, kwargs)
+    return [helper.make_node("Erf", inputs[:1], [name], name=name)]
+
+
 def install(rank: Rank) -> None:
     """Our converters into MXNet's registry (at its lowest opset: the fallback for every
     opset); ``rank(node name)`` is the rank of that node's first input."""
@@ -207,4 +215,4 @@ def install(rank: Rank) -> None:
 def converters(rank: Rank) -> dict[str, Callable[..., list[Any]]]:
     """Our converters by op name."""
     return {"SoftmaxActivation": _softmax_activation, "_image_to_tensor": _image_to_tensor(rank),
-            "_image_normalize": _image_normalize}
+            "_image_normalize": _image_normalize, "erf": _erf}
