@@ -8,7 +8,9 @@ tests/core/convert/test_onnx_heads.py):
   first: Flatten, Softmax, Reshape back (otherwise MXNet's own converter);
 * ``_image_to_tensor``: HWC (or NHWC) to CHW, as float divided by 255;
 * ``_image_normalize``: ``(x - mean) / std`` per channel, CHW or NCHW;
-* ``erf``: ONNX's Erf (BERT's GELU).
+* ``erf``: ONNX's Erf (BERT's GELU);
+* ``SequenceLast``: the last step (Gather at -1), or each batch entry's step at its
+  length less one (GatherND over the batch, the sequence axis moved second).
 
 Ops the graph passes of :mod:`onnx_fixes` rewrite before conversion (training heads,
 constants) are listed in ``REWRITTEN``.  Must not import Qt.
@@ -20,6 +22,7 @@ import types
 from typing import Any, Callable, Sequence
 
 from mxexplorer.core.convert.onnx_fixes import FLATTENED
+from mxexplorer.core.graph import opinfo
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.core.runtime.mxnet_env import import_mxnet
 
@@ -33,7 +36,7 @@ REWRITTEN = frozenset({
     "CTCLoss", "_contrib_CTCLoss", "ctc_loss", "_contrib_ctc_loss"})
 
 Rank = Callable[[str], "int | None"]
-FLOAT = 1                       # onnx.TensorProto.FLOAT
+FLOAT, INT64 = 1, 7             # onnx.TensorProto.FLOAT, INT64
 
 
 def load_onnx() -> Any:
@@ -200,6 +203,40 @@ def _erf(node: dict[str, Any], **kwargs: Any) -> list[Any]:
     return [helper.make_node("Erf", inputs[:1], [name], name=name)]
 
 
+def _sequence_last(rank: Rank) -> Callable[..., list[Any]]:
+    """``data[len[b] - 1, b]`` (axis 0) or ``data[b, len[b] - 1]`` (axis 1), the
+    length truncated to an integer as MXNet casts it; without lengths, the last step."""
+    def convert(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+        import numpy as np
+        from onnx import helper
+
+        name, inputs, attrs = _io(node, kwargs)
+        axis = opinfo.int_attr(attrs, "axis", 0)
+        if axis not in (0, 1):
+            raise UserError(f"SequenceLast '{name}': axis {axis} (MXNet takes 0 or 1)")
+        if not opinfo.flag(attrs, "use_sequence_length"):
+            last = _constant(kwargs, f"{name}__last", np.array(-1, "int64"))
+            return [helper.make_node("Gather", [inputs[0], last], [name], axis=axis,
+                                     name=name)]
+        nodes, data = [], inputs[0]
+        if axis == 0:                  # batch first, then the steps
+            ndim = rank(name)
+            if ndim is None:
+                raise UserError(f"SequenceLast '{name}': the rank of its data is unknown")
+            data = f"{name}__batch_first"
+            nodes.append(helper.make_node("Transpose", inputs[:1], [data],
+                                          perm=[1, 0, *range(2, ndim)], name=data))
+        length, step, index = f"{name}__length", f"{name}__step", f"{name}__index"
+        one = _constant(kwargs, f"{name}__one", np.array(1, "int64"))
+        column = _constant(kwargs, f"{name}__column", np.array([-1, 1], "int64"))
+        return nodes + [
+            helper.make_node("Cast", inputs[1:2], [length], to=INT64, name=length),
+            helper.make_node("Sub", [length, one], [step], name=step),
+            helper.make_node("Reshape", [step, column], [index], name=index),
+            helper.make_node("GatherND", [data, index], [name], batch_dims=1, name=name)]
+    return convert
+
+
 def install(rank: Rank) -> None:
     """Our converters into MXNet's registry (at its lowest opset: the fallback for every
     opset); ``rank(node name)`` is the rank of that node's first input."""
@@ -215,4 +252,5 @@ def install(rank: Rank) -> None:
 def converters(rank: Rank) -> dict[str, Callable[..., list[Any]]]:
     """Our converters by op name."""
     return {"SoftmaxActivation": _softmax_activation, "_image_to_tensor": _image_to_tensor(rank),
-            "_image_normalize": _image_normalize, "erf": _erf}
+            "_image_normalize": _image_normalize, "erf": _erf,
+            "SequenceLast": _sequence_last(rank)}
