@@ -33,3 +33,37 @@ def test_sequence_last_exports_on_both_axes(tmp_path, axis, shape, lengths) -> N
     net = mx.sym.SequenceLast(data * 2, seen, use_sequence_length=True, axis=axis,
                               name="last")
     _agrees_with_mxnet(net, {"data": shape, "lens": (batch,)}, tmp_path, "")
+
+
+def _rnn(mode: str, layers: int, zeros: bool = False):
+    """A fused RNN without state outputs (as a BucketingModule's FusedRNNCell saves it:
+    lstm_ptb), its begin states inputs or, with ``zeros``, ``_zeros`` of batch 0."""
+    data = mx.sym.var("data")
+    if zeros:
+        states = [mx.sym.zeros((layers, 0, 6), name=f"begin{k}") for k in range(2)]
+    else:
+        states = [mx.sym.var(f"state{k}") for k in range(2)]
+    cell = [states[1]] if mode == "lstm" else []
+    return mx.sym.RNN(data * 2, mx.sym.var("params"), states[0], *cell, state_size=6,
+                      num_layers=layers, mode=mode, state_outputs=False, name="rnn")
+
+
+@pytest.mark.parametrize("mode, layers", [("lstm", 1), ("lstm", 2), ("gru", 1),
+                                          ("rnn_tanh", 2)])
+def test_an_rnn_without_state_outputs_exports(tmp_path, mode, layers) -> None:
+    """MXNet's converter refuses state_outputs=False; its consumers read output 0 only,
+    so the graph pass asks for the states too and nothing else changes."""
+    net = mx.sym.FullyConnected(mx.sym.Reshape(_rnn(mode, layers), shape=(-1, 6)),
+                                num_hidden=3, name="fc")
+    shapes = {"data": (5, 2, 6), "state0": (layers, 2, 6)}
+    if mode == "lstm":
+        shapes["state1"] = (layers, 2, 6)
+    _agrees_with_mxnet(net, shapes, tmp_path, "RNN node(s) (rnn) exported with "
+                                              "state_outputs=True")
+
+
+def test_an_rnn_head_with_zero_begin_states_exports(tmp_path) -> None:
+    """lstm_ptb's shape: begin states ``_zeros`` of batch 0 (inferred), the RNN a
+    head."""
+    _agrees_with_mxnet(_rnn("lstm", 2, zeros=True), {"data": (5, 2, 6)}, tmp_path,
+                       "RNN node(s) (rnn)")
