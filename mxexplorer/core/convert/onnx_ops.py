@@ -1,7 +1,7 @@
 """The converters: MXNet 1.9.1's own (``mxnet.onnx``), with ``onnx.mapping`` provided
 where the onnx package lost it, weights written as raw bytes, and converters of our own
 for ops MXNet's lack, registered beside its own (each checked against MXNet's forward in
-tests/core/convert/test_onnx_heads.py):
+tests/core/convert/test_onnx_heads.py and test_onnx_seqops.py):
 
 * ``SoftmaxActivation``: ``channel`` is Softmax over axis 1, ``instance`` over the last;
 * ``softmax`` marked by the graph pass as a SoftmaxOutput over every axis but the
@@ -10,7 +10,10 @@ tests/core/convert/test_onnx_heads.py):
 * ``_image_normalize``: ``(x - mean) / std`` per channel, CHW or NCHW;
 * ``erf``: ONNX's Erf (BERT's GELU);
 * ``SequenceLast``: the last step (Gather at -1), or each batch entry's step at its
-  length less one (GatherND over the batch, the sequence axis moved second).
+  length less one (GatherND over the batch, the sequence axis moved second);
+* ``L2Normalization``: ``x / sqrt(sum(x^2) + eps)`` over every axis but the batch
+  (``instance``), the channels (``channel``) or the spatial axes (``spatial``); MXNet's
+  own converts only ``channel``, and without eps.
 
 Ops the graph passes of :mod:`onnx_fixes` rewrite before conversion (training heads,
 constants) are listed in ``REWRITTEN``.  Must not import Qt.
@@ -237,6 +240,32 @@ def _sequence_last(rank: Rank) -> Callable[..., list[Any]]:
     return convert
 
 
+def _l2_normalization(rank: Rank) -> Callable[..., list[Any]]:
+    """``x / sqrt(sum(x^2) + eps)``, the sum over the mode's axes (kept), as MXNet
+    computes it in every mode."""
+    def convert(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+        import numpy as np
+        from onnx import helper
+
+        name, inputs, attrs = _io(node, kwargs)
+        mode, ndim = str(attrs.get("mode", "instance")), rank(name)
+        if ndim is None:
+            raise UserError(f"L2Normalization '{name}': the rank of its data is unknown")
+        axes = {"instance": list(range(1, ndim)), "channel": [1],
+                "spatial": list(range(2, ndim))}.get(mode)
+        if axes is None:
+            raise UserError(f"L2Normalization '{name}': unknown mode '{mode}'")
+        eps = _constant(kwargs, f"{name}__eps",
+                        np.array(_floats(attrs.get("eps", "1e-10"))[0], "float32"))
+        squares, padded, norm = f"{name}__squares", f"{name}__padded", f"{name}__norm"
+        return [helper.make_node("ReduceSumSquare", inputs[:1], [squares], axes=axes,
+                                 keepdims=1, name=squares),
+                helper.make_node("Add", [squares, eps], [padded], name=padded),
+                helper.make_node("Sqrt", [padded], [norm], name=norm),
+                helper.make_node("Div", [inputs[0], norm], [name], name=name)]
+    return convert
+
+
 def install(rank: Rank) -> None:
     """Our converters into MXNet's registry (at its lowest opset: the fallback for every
     opset); ``rank(node name)`` is the rank of that node's first input."""
@@ -253,4 +282,4 @@ def converters(rank: Rank) -> dict[str, Callable[..., list[Any]]]:
     """Our converters by op name."""
     return {"SoftmaxActivation": _softmax_activation, "_image_to_tensor": _image_to_tensor(rank),
             "_image_normalize": _image_normalize, "erf": _erf,
-            "SequenceLast": _sequence_last(rank)}
+            "SequenceLast": _sequence_last(rank), "L2Normalization": _l2_normalization(rank)}
