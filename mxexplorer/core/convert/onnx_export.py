@@ -6,8 +6,9 @@ the way in, and a check of the result against MXNet before anyone trusts it.
 * Faults fixed, each named in the report (:mod:`onnx_fixes`): training heads exported
   as their inference meaning, labels dropped; a loss head replaced by what feeds it;
   ``fix_gamma=True`` BatchNorm gammas exported as ones (what MXNet computes with);
-  MultiBoxPrior anchors as constants; every input typed, labels included; PReLU slopes
-  per rank; the opset the one asked for.  Ops MXNet lacks get our converters
+  MultiBoxPrior anchors as constants; RNNs without state outputs asked for them (read
+  by nothing); every input typed, labels included; PReLU slopes per rank; the opset
+  the one asked for.  Ops MXNet lacks get our converters
   (:mod:`onnx_ops`).
 * Check (:mod:`onnx_check`): MXNet's forward of the *original* graph and onnxruntime
   run the same inputs (random, a ``.npy`` or an image); every output is compared and
@@ -155,6 +156,7 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     fixes += onnx_fixes.fix_loss_heads(graph)
     fixes += onnx_fixes.fix_flatten(graph) + onnx_fixes.fix_duplicate_heads(graph)
     fixes += onnx_fixes.fix_special_reshapes(graph, inferred)
+    fixes += onnx_fixes.fix_rnn_state_outputs(graph)
     with mxnet_errors("MXNet cannot load the graph"):
         sym = mx.sym.load_json(json.dumps(graph))
     labels = {n: tuple(arg_shapes[n]) for n in sym.list_arguments()

@@ -1,7 +1,8 @@
 """The faults of MXNet 1.9.1's ONNX converters, fixed on the way in: passes over the
 graph's JSON before conversion (training heads and losses, FullyConnected's flatten,
 heads listed twice, fix_gamma BatchNorms, a label named like the output's, MultiBoxPrior
-anchors, Reshape's special values) and over the ONNX model after it (PReLU slopes).
+anchors, Reshape's special values, RNNs without state outputs) and over the ONNX model
+after it (PReLU slopes).
 Each returns the report's sentences for what it fixed."""
 from __future__ import annotations
 
@@ -33,6 +34,22 @@ def fix_flatten(graph: dict[str, Any]) -> list[str]:
                 fixed.append(node["name"])
     return fixed_note(fixed, "FullyConnected node(s) ({names}) given flatten=True, MXNet's "
                          "default (the converter reads the missing attribute as False)")
+
+
+def fix_rnn_state_outputs(graph: dict[str, Any]) -> list[str]:
+    """RNNs with ``state_outputs=False`` (MXNet's converter refuses them) asked for
+    their final states too: the states become outputs 1 and 2, which nothing reads, so
+    output 0, the only one the graph uses, is unchanged."""
+    fixed = []
+    for node in graph["nodes"]:
+        attrs = node.get("attrs", node.get("param", {})) or {}
+        if node.get("op") == "RNN" and not opinfo.flag(attrs, "state_outputs"):
+            node["attrs"] = {**attrs, "state_outputs": "True"}
+            node.pop("param", None)
+            fixed.append(node["name"])
+    return fixed_note(fixed, "RNN node(s) ({names}) exported with state_outputs=True "
+                         "(MXNet's converter refuses False; the states it adds are read by "
+                         "nothing, the output the graph uses is the same)")
 
 
 #: hidden attribute (MXNet's op ignores ``__x__`` keys): softmax over all but axis 0

@@ -1,13 +1,19 @@
 """The converters: MXNet 1.9.1's own (``mxnet.onnx``), with ``onnx.mapping`` provided
 where the onnx package lost it, weights written as raw bytes, and converters of our own
 for ops MXNet's lack, registered beside its own (each checked against MXNet's forward in
-tests/core/convert/test_onnx_heads.py):
+tests/core/convert/test_onnx_heads.py and test_onnx_seqops.py):
 
 * ``SoftmaxActivation``: ``channel`` is Softmax over axis 1, ``instance`` over the last;
 * ``softmax`` marked by the graph pass as a SoftmaxOutput over every axis but the
   first: Flatten, Softmax, Reshape back (otherwise MXNet's own converter);
 * ``_image_to_tensor``: HWC (or NHWC) to CHW, as float divided by 255;
-* ``_image_normalize``: ``(x - mean) / std`` per channel, CHW or NCHW.
+* ``_image_normalize``: ``(x - mean) / std`` per channel, CHW or NCHW;
+* ``erf``: ONNX's Erf (BERT's GELU);
+* ``SequenceLast``: the last step (Gather at -1), or each batch entry's step at its
+  length less one (GatherND over the batch, the sequence axis moved second);
+* ``L2Normalization``: ``x / sqrt(sum(x^2) + eps)`` over every axis but the batch
+  (``instance``), the channels (``channel``) or the spatial axes (``spatial``); MXNet's
+  own converts only ``channel``, and without eps.
 
 Ops the graph passes of :mod:`onnx_fixes` rewrite before conversion (training heads,
 constants) are listed in ``REWRITTEN``.  Must not import Qt.
@@ -19,6 +25,7 @@ import types
 from typing import Any, Callable, Sequence
 
 from mxexplorer.core.convert.onnx_fixes import FLATTENED
+from mxexplorer.core.graph import opinfo
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.core.runtime.mxnet_env import import_mxnet
 
@@ -32,7 +39,7 @@ REWRITTEN = frozenset({
     "CTCLoss", "_contrib_CTCLoss", "ctc_loss", "_contrib_ctc_loss"})
 
 Rank = Callable[[str], "int | None"]
-FLOAT = 1                       # onnx.TensorProto.FLOAT
+FLOAT, INT64 = 1, 7             # onnx.TensorProto.FLOAT, INT64
 
 
 def load_onnx() -> Any:
@@ -192,6 +199,73 @@ def _image_normalize(node: dict[str, Any], **kwargs: Any) -> list[Any]:
                              [name], name=name)]
 
 
+def _erf(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+    from onnx import helper
+
+    name, inputs, _ = _io(node, kwargs)
+    return [helper.make_node("Erf", inputs[:1], [name], name=name)]
+
+
+def _sequence_last(rank: Rank) -> Callable[..., list[Any]]:
+    """``data[len[b] - 1, b]`` (axis 0) or ``data[b, len[b] - 1]`` (axis 1), the
+    length truncated to an integer as MXNet casts it; without lengths, the last step."""
+    def convert(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+        import numpy as np
+        from onnx import helper
+
+        name, inputs, attrs = _io(node, kwargs)
+        axis = opinfo.int_attr(attrs, "axis", 0)
+        if axis not in (0, 1):
+            raise UserError(f"SequenceLast '{name}': axis {axis} (MXNet takes 0 or 1)")
+        if not opinfo.flag(attrs, "use_sequence_length"):
+            last = _constant(kwargs, f"{name}__last", np.array(-1, "int64"))
+            return [helper.make_node("Gather", [inputs[0], last], [name], axis=axis,
+                                     name=name)]
+        nodes, data = [], inputs[0]
+        if axis == 0:                  # batch first, then the steps
+            ndim = rank(name)
+            if ndim is None:
+                raise UserError(f"SequenceLast '{name}': the rank of its data is unknown")
+            data = f"{name}__batch_first"
+            nodes.append(helper.make_node("Transpose", inputs[:1], [data],
+                                          perm=[1, 0, *range(2, ndim)], name=data))
+        length, step, index = f"{name}__length", f"{name}__step", f"{name}__index"
+        one = _constant(kwargs, f"{name}__one", np.array(1, "int64"))
+        column = _constant(kwargs, f"{name}__column", np.array([-1, 1], "int64"))
+        return nodes + [
+            helper.make_node("Cast", inputs[1:2], [length], to=INT64, name=length),
+            helper.make_node("Sub", [length, one], [step], name=step),
+            helper.make_node("Reshape", [step, column], [index], name=index),
+            helper.make_node("GatherND", [data, index], [name], batch_dims=1, name=name)]
+    return convert
+
+
+def _l2_normalization(rank: Rank) -> Callable[..., list[Any]]:
+    """``x / sqrt(sum(x^2) + eps)``, the sum over the mode's axes (kept), as MXNet
+    computes it in every mode."""
+    def convert(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+        import numpy as np
+        from onnx import helper
+
+        name, inputs, attrs = _io(node, kwargs)
+        mode, ndim = str(attrs.get("mode", "instance")), rank(name)
+        if ndim is None:
+            raise UserError(f"L2Normalization '{name}': the rank of its data is unknown")
+        axes = {"instance": list(range(1, ndim)), "channel": [1],
+                "spatial": list(range(2, ndim))}.get(mode)
+        if axes is None:
+            raise UserError(f"L2Normalization '{name}': unknown mode '{mode}'")
+        eps = _constant(kwargs, f"{name}__eps",
+                        np.array(_floats(attrs.get("eps", "1e-10"))[0], "float32"))
+        squares, padded, norm = f"{name}__squares", f"{name}__padded", f"{name}__norm"
+        return [helper.make_node("ReduceSumSquare", inputs[:1], [squares], axes=axes,
+                                 keepdims=1, name=squares),
+                helper.make_node("Add", [squares, eps], [padded], name=padded),
+                helper.make_node("Sqrt", [padded], [norm], name=norm),
+                helper.make_node("Div", [inputs[0], norm], [name], name=name)]
+    return convert
+
+
 def install(rank: Rank) -> None:
     """Our converters into MXNet's registry (at its lowest opset: the fallback for every
     opset); ``rank(node name)`` is the rank of that node's first input."""
@@ -207,4 +281,5 @@ def install(rank: Rank) -> None:
 def converters(rank: Rank) -> dict[str, Callable[..., list[Any]]]:
     """Our converters by op name."""
     return {"SoftmaxActivation": _softmax_activation, "_image_to_tensor": _image_to_tensor(rank),
-            "_image_normalize": _image_normalize}
+            "_image_normalize": _image_normalize, "erf": _erf,
+            "SequenceLast": _sequence_last(rank), "L2Normalization": _l2_normalization(rank)}
