@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from mxexplorer.core.analysis.shapes import Shape
 from mxexplorer.core.runtime.errors import UserError
@@ -87,18 +87,57 @@ class CheckReport:
                             for o in self.outputs]}
 
 
+#: ops whose input 1 is a sequence length (per batch entry, along ``axis``)
+SEQUENCE_OPS = frozenset({"SequenceLast", "SequenceMask", "SequenceReverse"})
+
+
+def index_inputs(graph_json: str, data_shape: Callable[[str], Shape | None]
+                 ) -> dict[str, tuple[int, int]]:
+    """Inputs read as indices, with the range of values that means something: token ids
+    (``[0, input_dim - 1]``) for an ``Embedding``'s data, lengths (``[1, T]``) for a
+    sequence op's ``sequence_length`` (``data_shape(node name)``: the shape of that
+    node's data).  Uniform values in [-1, 1] make every id 0 and every length 0 there."""
+    import json
+
+    nodes = json.loads(graph_json).get("nodes", [])
+    variables = {i: n["name"] for i, n in enumerate(nodes) if n.get("op") == "null"}
+    out: dict[str, tuple[int, int]] = {}
+    for node in nodes:
+        attrs = node.get("attrs", node.get("param", {})) or {}
+        inputs = node.get("inputs", [])
+        if node.get("op") == "Embedding" and inputs and inputs[0][0] in variables:
+            dim = int(attrs.get("input_dim", 1))
+            out.setdefault(variables[inputs[0][0]], (0, max(dim - 1, 0)))
+        elif node.get("op") in SEQUENCE_OPS and len(inputs) > 1 and \
+                inputs[1][0] in variables:
+            data, axis = data_shape(node["name"]), int(attrs.get("axis", 0))
+            if data and len(data) > axis:
+                out.setdefault(variables[inputs[1][0]], (1, int(data[axis])))
+    return out
+
+
 def make_inputs(mx: Any, shapes: Mapping[str, Shape], given: str | None,
-                labels: Sequence[str] = ()) -> tuple[dict[str, Any], str]:
+                labels: Sequence[str] = (),
+                indices: Mapping[str, tuple[int, int]] | None = None
+                ) -> tuple[dict[str, Any], str]:
     """The check's inputs: uniform in [-1, 1], zeros for ``labels`` (an index that
-    stays valid wherever it is used), the first input from ``given`` (a ``.npy`` or an
-    image) when asked."""
+    stays valid wherever it is used), whole numbers in the range ``indices`` gives
+    an input read as indices (:func:`index_inputs`), the first input from ``given`` (a
+    ``.npy`` or an image) when asked."""
     import numpy as np
 
     rng = np.random.default_rng(11)
+    indices = {k: v for k, v in (indices or {}).items() if k in shapes and k not in labels}
     out = {k: (np.zeros(v, "float32") if k in labels else
+               rng.integers(indices[k][0], indices[k][1], v, endpoint=True).astype("float32")
+               if k in indices else
                rng.uniform(-1, 1, v).astype("float32")) for k, v in shapes.items()}
+    said = [f"{'token ids below' if low == 0 else f'lengths {low} to'} "
+            f"{high + 1 if low == 0 else high} for '{name}'"
+            for name, (low, high) in indices.items()]
+    where = "random inputs" + (f" ({', '.join(said)})" if said else "")
     if not given:
-        return out, "random inputs"
+        return out, where
     first = next(k for k in shapes if k not in labels)
     want = tuple(shapes[first])
     if given.endswith(".npy"):

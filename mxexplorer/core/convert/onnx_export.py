@@ -191,7 +191,9 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
         return report
     token.check()
     progress(2, 4, "running MXNet")
-    feed, where = onnx_check.make_inputs(mx, given, inputs, labels=list(labels))
+    feed, where = onnx_check.make_inputs(mx, given, inputs, labels=list(labels),
+                                         indices=onnx_check.index_inputs(graph_json,
+                                                                        inferred.input_shape))
     onnx_feed = {onnx_names[n]: v for n, v in feed.items()}
     outputs = sym.list_outputs()
     listed = set(original.get_internals().list_outputs())

@@ -190,12 +190,16 @@ class InputRanks:
         self._by_entry: dict[str, Shape] | None = None
 
     def __call__(self, name: str) -> int | None:
+        shape = self.input_shape(name)
+        return len(shape) if shape else None
+
+    def input_shape(self, name: str) -> Shape | None:
+        """The inferred shape of node ``name``'s first input; None: unknown."""
         try:
             child = self._internals()[f"{name}_output"].get_children()[0].list_outputs()[0]
         except Exception:  # noqa: BLE001 - unknown: the fix is not made
             return None
-        shape = self.entry(child)
-        return len(shape) if shape else None
+        return self.entry(child)
 
     def entry(self, entry: str) -> Shape | None:
         """The inferred shape of one output entry (``conv0_output``); None: unknown."""

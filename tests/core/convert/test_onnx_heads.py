@@ -9,7 +9,7 @@ import mxnet as mx
 import pytest
 
 from mxexplorer.cli import main
-from mxexplorer.core.convert import onnx_check, onnx_export
+from mxexplorer.core.convert import onnx_check, onnx_export, onnx_fixes
 from mxexplorer.core.graph.document import GraphDocument
 from tests.conftest import CORPUS, REPO
 
@@ -212,3 +212,26 @@ def test_reshape_with_special_values_exports_its_inferred_shape(tmp_path, shape,
                          name="split")
     _agrees_with_mxnet(net, {"data": data}, tmp_path,
                        "Reshape node(s) (split) given their inferred shape")
+
+
+def test_inputs_read_as_indices_get_token_ids_and_lengths(tmp_path) -> None:
+    """Uniform inputs in [-1, 1] made every token id 0 and every valid length 0 (BERT:
+    every position masked, MXNet's output the same everywhere): the check proved
+    little.  An input an Embedding reads gets ids below its ``input_dim``; a sequence
+    length, lengths from 1 to the sequence's."""
+    tokens, lengths = mx.sym.var("tokens"), mx.sym.var("lengths")
+    embed = mx.sym.Embedding(tokens, input_dim=50, output_dim=4, name="embed")
+    net = mx.sym.SequenceLast(embed, lengths, use_sequence_length=True, axis=1,
+                              name="last")
+    report = _agrees_with_mxnet(net, {"tokens": (3, 7), "lengths": (3,)}, tmp_path, "")
+    assert report.check is not None
+    assert "token ids below 50 for 'tokens'" in report.check.verdict()
+    assert "lengths 1 to 7 for 'lengths'" in report.check.verdict()
+    shapes = {"tokens": (3, 7), "lengths": (3,)}
+    indices = onnx_check.index_inputs(net.tojson(), onnx_fixes.InputRanks(net, shapes)
+                                      .input_shape)
+    assert indices == {"tokens": (0, 49), "lengths": (1, 7)}
+    feed, _ = onnx_check.make_inputs(mx, shapes, None, indices=indices)
+    assert feed["tokens"].min() >= 0 and feed["tokens"].max() <= 49
+    assert len(set(feed["tokens"].ravel().tolist())) > 5
+    assert set(feed["lengths"].tolist()) <= set(range(1, 8))
