@@ -5,6 +5,7 @@ the way in, and a check of the result against MXNet before anyone trusts it.
   op names) is listed by node before anything is converted.
 * Faults fixed, each named in the report (:mod:`onnx_fixes`): training heads exported
   as their inference meaning, labels dropped; a loss head replaced by what feeds it;
+  heads only training has (SSD's loss and MultiBoxTarget's targets) dropped;
   ``fix_gamma=True`` BatchNorm gammas exported as ones (what MXNet computes with);
   MultiBoxPrior anchors as constants; RNNs without state outputs asked for them (read
   by nothing); every input typed, labels included; PReLU slopes per rank; the opset
@@ -140,7 +141,10 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     if opset < MIN_OPSET:
         raise UserError(f"opset {opset}: MXNet's converters start at opset {MIN_OPSET}")
     progress(0, 4, "checking operators")
-    missing = unsupported(op_nodes, opset)
+    graph = json.loads(graph_json)
+    fixes = onnx_fixes.drop_training_heads(graph)         # their ops need no converter
+    exported = onnx_fixes.exported_names(graph)
+    missing = unsupported([n for n in op_nodes if n[1] in exported], opset)
     if missing:
         raise UnsupportedOps(list(missing))
     onnx = load_onnx()
@@ -150,9 +154,8 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
         original = mx.sym.load_json(graph_json)
         arg_shapes = dict(zip(original.list_arguments(),
                               original.infer_shape_partial(**shapes)[0]))
-    graph = json.loads(graph_json)
     inferred = onnx_fixes.InputRanks(original, shapes)     # one inference, read by both
-    fixes = onnx_fixes.fix_training_heads(graph, inferred)
+    fixes += onnx_fixes.fix_training_heads(graph, inferred)
     fixes += onnx_fixes.fix_loss_heads(graph)
     fixes += onnx_fixes.fix_flatten(graph) + onnx_fixes.fix_duplicate_heads(graph)
     fixes += onnx_fixes.fix_special_reshapes(graph, inferred)

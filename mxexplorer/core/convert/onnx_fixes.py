@@ -1,8 +1,8 @@
 """The faults of MXNet 1.9.1's ONNX converters, fixed on the way in: passes over the
-graph's JSON before conversion (training heads and losses, FullyConnected's flatten,
-heads listed twice, fix_gamma BatchNorms, a label named like the output's, MultiBoxPrior
-anchors, Reshape's special values, RNNs without state outputs) and over the ONNX model
-after it (PReLU slopes).
+graph's JSON before conversion (training heads and losses, heads only training has,
+FullyConnected's flatten, heads listed twice, fix_gamma BatchNorms, a label named like
+the output's, MultiBoxPrior anchors, Reshape's special values, RNNs without state
+outputs) and over the ONNX model after it (PReLU slopes).
 Each returns the report's sentences for what it fixed."""
 from __future__ import annotations
 
@@ -129,6 +129,67 @@ def fix_loss_heads(graph: dict[str, Any]) -> list[str]:
         else:
             heads.append(head)
     graph["heads"] = heads
+    return notes
+
+
+#: ops whose outputs are training targets made from the labels
+TARGETS = frozenset({"_contrib_MultiBoxTarget"})
+#: training heads whose label inputs fix_training_heads drops
+LABELLED = frozenset({"SoftmaxOutput", *HEADS})
+
+
+def _reads(nodes: list[dict[str, Any]], start: int) -> set[int]:
+    """The nodes ``start`` reads (itself included), the labels of training heads left
+    out (the export drops them)."""
+    seen: set[int] = set()
+    todo = [start]
+    while todo:
+        k = todo.pop()
+        if k in seen:
+            continue
+        seen.add(k)
+        inputs = nodes[k].get("inputs", [])
+        todo.extend(i[0] for i in (inputs[:1] if nodes[k].get("op") in LABELLED else inputs))
+    return seen
+
+
+def exported_names(graph: dict[str, Any]) -> set[str]:
+    """Names of the nodes the heads read, the labels of training heads left out."""
+    nodes = graph["nodes"]
+    return {nodes[k].get("name", "") for head in graph.get("heads", [])
+            for k in _reads(nodes, head[0])}
+
+
+def drop_training_heads(graph: dict[str, Any]) -> list[str]:
+    """Heads with no inference meaning dropped (SSD's training graph): the targets
+    ``MultiBoxTarget`` makes from the labels (a head through BlockGrad or MakeLoss), and
+    a loss (``MakeLoss`` with a gradient) computed from such targets or from a label.
+    Neither can be computed without labels.  Kept when no head would be left; a CTC
+    loss is left to :func:`fix_loss_heads`."""
+    nodes, keep, notes = graph["nodes"], [], []
+    for head in graph.get("heads", []):
+        k, loss = head[0], False
+        while nodes[k].get("op") in PASS_THROUGH and nodes[k].get("inputs"):
+            attrs = nodes[k].get("attrs", nodes[k].get("param", {})) or {}
+            loss |= nodes[k]["op"] in ("MakeLoss", "make_loss") and \
+                float(attrs.get("grad_scale", 1)) != 0
+            k = nodes[k]["inputs"][0][0]
+        name, node = nodes[head[0]].get("name"), nodes[k]
+        read = [nodes[j] for j in sorted(_reads(nodes, k))]
+        fed = [n for n in read if n.get("op") in TARGETS] + \
+            [n for n in read if n.get("op") == "null" and n.get("name", "").endswith("label")]
+        if node.get("op") in TARGETS:
+            notes.append(f"head '{name}' dropped: the training targets {node['op']} "
+                         f"'{node['name']}' makes from the labels: no inference meaning")
+        elif loss and fed and node.get("op") not in LOSSES:
+            notes.append(f"head '{name}' dropped: a training loss ({node.get('op')} "
+                         f"'{node.get('name')}') computed from the labels (it reads "
+                         f"'{fed[0].get('name')}'): no inference meaning")
+        else:
+            keep.append(head)
+    if not keep:
+        return []
+    graph["heads"] = keep
     return notes
 
 

@@ -1,7 +1,7 @@
 """The converters: MXNet 1.9.1's own (``mxnet.onnx``), with ``onnx.mapping`` provided
 where the onnx package lost it, weights written as raw bytes, and converters of our own
 for ops MXNet's lack, registered beside its own (each checked against MXNet's forward in
-tests/core/convert/test_onnx_heads.py and test_onnx_seqops.py):
+tests/core/convert/test_onnx_heads.py, test_onnx_seqops.py and test_onnx_multibox.py):
 
 * ``SoftmaxActivation``: ``channel`` is Softmax over axis 1, ``instance`` over the last;
 * ``softmax`` marked by the graph pass as a SoftmaxOutput over every axis but the
@@ -13,7 +13,9 @@ tests/core/convert/test_onnx_heads.py and test_onnx_seqops.py):
   length less one (GatherND over the batch, the sequence axis moved second);
 * ``L2Normalization``: ``x / sqrt(sum(x^2) + eps)`` over every axis but the batch
   (``instance``), the channels (``channel``) or the spatial axes (``spatial``); MXNet's
-  own converts only ``channel``, and without eps.
+  own converts only ``channel``, and without eps;
+* ``_contrib_MultiBoxDetection``: SSD's box decoding, sort and NMS, row for row as
+  MXNet's CPU kernel writes them (TopK, NonMaxSuppression, ScatterND).
 
 Ops the graph passes of :mod:`onnx_fixes` rewrite before conversion (training heads,
 constants) are listed in ``REWRITTEN``.  Must not import Qt.
@@ -266,6 +268,183 @@ def _l2_normalization(rank: Rank) -> Callable[..., list[Any]]:
     return convert
 
 
+def _flag(attrs: dict[str, Any], key: str, default: bool) -> bool:
+    return str(attrs.get(key, default)).lower() in ("true", "1")
+
+
+class _Nodes:
+    """ONNX nodes named ``{name}__{what}`` (the last one ``name``), and constants named
+    in turn, each value once."""
+
+    def __init__(self, name: str, kwargs: dict[str, Any]):
+        self.name, self.kwargs = name, kwargs
+        self.nodes: list[Any] = []
+        self._consts: dict[tuple[str, str], str] = {}
+
+    def __call__(self, op: str, inputs: Sequence[str], what: str, **attrs: Any) -> str:
+        from onnx import helper
+
+        out = f"{self.name}__{what}" if what else self.name
+        self.nodes.append(helper.make_node(op, list(inputs), [out], name=out, **attrs))
+        return out
+
+    def const(self, value: Any, dtype: str = "float32") -> str:
+        import numpy as np
+
+        array = np.array(value, dtype)
+        key = (dtype, repr(array.tolist()) + str(array.shape))
+        if key not in self._consts:
+            self._consts[key] = _constant(self.kwargs, f"{self.name}__k{len(self._consts)}",
+                                          array)
+        return self._consts[key]
+
+    def ints(self, *values: int) -> str:
+        return self.const(list(values), "int64")
+
+    def columns(self, data: str, start: int, stop: int, what: str) -> str:
+        """``data[..., start:stop]``."""
+        return self("Slice", [data, self.ints(start), self.ints(stop), self.ints(-1)], what)
+
+    def topk(self, key: str, count: str, what: str) -> str:
+        """The indices of ``key`` sorted down its axis 1 (equal values in index order)."""
+        from onnx import helper
+
+        out = f"{self.name}__{what}"
+        self.nodes.append(helper.make_node("TopK", [key, count], [out + "_values", out],
+                                           axis=1, name=out))
+        return out
+
+    def split(self, data: str, what: str) -> list[str]:
+        """The last axis (of 4) in 4 pieces, each keeping the axis."""
+        from onnx import helper
+
+        outs = [f"{self.name}__{what}{k}" for k in range(4)]
+        self.nodes.append(helper.make_node("Split", [data], outs, axis=-1,
+                                           name=f"{self.name}__{what}"))
+        return outs
+
+
+def _multibox_detection(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+    """MXNet 1.9.1's CPU kernel, row for row: (N, A, 6) rows [class, score, xmin, ymin,
+    xmax, ymax].  Per anchor: the best foreground class (the first of equal ones), its
+    score (valid from ``threshold``), the box decoded from the anchor.  Out come the
+    valid rows sorted by score (equal scores in anchor order: TopK's tiebreak), the first
+    ``nms_topk`` of them through a greedy NMS (per class, or across classes with
+    ``force_suppress``) that sets a suppressed row's class to -1; the valid rows past
+    ``nms_topk`` are the valid rows at those places in anchor order, class -1 (the
+    kernel marks them before it sorts); then rows of -1.  Without NMS (``nms_threshold``
+    outside (0, 1]) the valid rows stay in anchor order.  NonMaxSuppression is given the
+    sorted boxes with scores falling by place (its own order ignores ties) and the
+    threshold one float below MXNet's (it suppresses above the IoU, MXNet from it; it
+    also orders each box's corners, which decoded boxes of ordered anchors already are).
+    ``background_id`` is ignored, as the kernel ignores it (class 0 is the background)."""
+    import numpy as np
+
+    name, (prob, loc, anchors), attrs = _io(node, kwargs)
+    make = _Nodes(name, kwargs)
+    const, ints = make.const, make.ints
+    var = _floats(attrs.get("variances", "(0.1, 0.1, 0.2, 0.2)"))
+    nms = np.float32(attrs.get("nms_threshold", 0.5))             # MXNet's float
+    topk = int(attrs.get("nms_topk", -1))
+
+    # per anchor: the best foreground class and its score, valid from the threshold
+    fore = make("Slice", [prob, ints(1), ints(2 ** 62), ints(1)], "fore")
+    score = make("ReduceMax", [fore], "score", axes=[1], keepdims=0)            # (N, A)
+    cls = make("Cast", [make("ArgMax", [fore], "argmax", axis=1, keepdims=0)], "cls",
+               to=FLOAT)
+    valid = make("And", [make("Greater", [score, const(-1.0)], "above"),
+                         make("GreaterOrEqual", [score, const(
+                             float(attrs.get("threshold", 0.01)))], "enough")], "valid")
+    ident = make("Where", [valid, cls, const(-1.0)], "id")
+
+    # the box: the anchor's centre moved, its size scaled, by the prediction
+    al, at, ar, ab = make.split(make("Gather", [anchors, const(0, "int64")], "anchor",
+                                     axis=0), "a")                               # (A, 1)
+    px, py, pw, ph = make.split(make("Reshape", [loc, ints(0, -1, 4)], "deltas"), "p")
+    edges = []
+    for lo, hi, p, s, k, axis in ((al, ar, px, pw, 0, "x"), (at, ab, py, ph, 1, "y")):
+        size = make("Sub", [hi, lo], f"{axis}size")
+        mid = make("Div", [make("Add", [lo, hi], f"{axis}sum"), const(2.0)], f"{axis}mid")
+        moved = make("Mul", [make("Mul", [p, const(var[k])], f"{axis}var"), size],
+                     f"{axis}moved")
+        centre = make("Add", [moved, mid], f"{axis}centre")
+        scale = make("Exp", [make("Mul", [s, const(var[k + 2])], f"{axis}svar")],
+                     f"{axis}scale")
+        extent = make("Div", [make("Mul", [scale, size], f"{axis}ext2"), const(2.0)],
+                      f"{axis}ext")
+        edges.append((make("Sub", [centre, extent], f"{axis}min"),
+                      make("Add", [centre, extent], f"{axis}max")))
+    box = [edges[0][0], edges[1][0], edges[0][1], edges[1][1]]
+    if _flag(attrs, "clip", True):
+        box = [make("Clip", [b, const(0.0), const(1.0)], f"clip{k}") for k, b in enumerate(box)]
+    rows = make("Concat", [make("Reshape", [c, ints(0, -1, 1)], f"col{k}")
+                           for k, c in enumerate([ident, score])] + box, "rows", axis=2)
+
+    # the valid rows in anchor order, and all rows by score (the invalid ones last)
+    shape = make("Shape", [score], "shape")
+    count = make("Slice", [shape, ints(1), ints(2)], "count")                   # [A]
+    count_f = make("Cast", [make("Reshape", [count, ints()], "count0")], "countf", to=FLOAT)
+    place = make("Range", [const(0.0), count_f, const(1.0)], "place")          # (A,)
+    neg = make("Neg", [place], "neg")
+    first = make("Where", [valid, neg, make("Sub", [neg, count_f], "later")], "firstkey")
+    skey = make("Where", [valid, score, const(-np.inf)], "scorekey")
+    order, ranking = make.topk(first, count, "order"), make.topk(skey, count, "ranking")
+    in_order, ranked = (make("GatherND", [rows, make("Reshape", [idx, ints(0, -1, 1)],
+                                                     f"{what}3")], what, batch_dims=1)
+                        for idx, what in ((order, "inorder"), (ranking, "ranked")))
+    valid_place = make("GreaterOrEqual", [make.columns(in_order, 0, 1, "ocls"),
+                                          const(0.0)], "validplace")            # (N, A, 1)
+    if not 0 < nms <= 1:
+        make("Where", [valid_place, in_order, const(-1.0)], "")
+        return make.nodes
+    unmarked = make("Concat", [make("Expand", [const([[[-1.0]]]), make(
+        "Shape", [valid_place], "vshape")], "minus1"), make.columns(in_order, 1, 6, "ovals")],
+        "unmarked", axis=2)
+    passed = make("Where", [valid_place, unmarked, const(-1.0)], "passed")
+    kept = valid_place
+    if topk > 0:
+        kept = make("And", [valid_place, make("Less", [make("Reshape", [place, ints(-1, 1)],
+                                                            "placecol"), const(float(topk))],
+                                              "intopk")], "kept")
+
+    # NMS of the first rows: scores falling by place, zero (left out) after them
+    falling = make("Where", [make("Reshape", [kept, ints(0, 1, -1)], "kept3"),
+                             make("Sub", [count_f, place], "rank"), const(0.0)],
+                   "falling")                                                   # (N, 1, A)
+    if not _flag(attrs, "force_suppress", False):
+        classes = make("Sub", [make("Slice", [make("Shape", [prob], "pshape"), ints(1),
+                                              ints(2)], "classes1"), ints(1)], "fg")
+        mine = make("Equal", [
+            make("Reshape", [make.columns(ranked, 0, 1, "rcls"), ints(0, 1, -1)], "rcls3"),
+            make("Reshape", [make("Range", [const(0.0), make("Cast", [make(
+                "Reshape", [classes, ints()], "fg0")], "fgf", to=FLOAT), const(1.0)],
+                "classes"), ints(1, -1, 1)], "classes3")], "mine")            # (N, C, A)
+        falling = make("Where", [mine, falling, const(0.0)], "perclass")
+    below = np.nextafter(nms, np.float32(0))
+    chosen = make("NonMaxSuppression", [make.columns(ranked, 2, 6, "boxes"), falling,
+                                        make("Reshape", [count, ints()], "maxout"),
+                                        const(below), const(0.5)], "nms")      # (K, 3)
+    ones = make("ConstantOfShape", [make("Slice", [make("Shape", [chosen], "kshape"),
+                                                   ints(0), ints(1)], "k")],
+                "ones", value=_tensor(1.0))
+    survived = make("ScatterND", [
+        make("ConstantOfShape", [shape], "zeros", value=_tensor(0.0)),
+        make("Gather", [chosen, ints(0, 2)], "where", axis=1), ones], "survived")
+    alive = make("Reshape", [make("Greater", [survived, const(0.5)], "alive2"),
+                             ints(0, -1, 1)], "alive")                          # (N, A, 1)
+    marked = make("Concat", [make("Where", [alive, make.columns(ranked, 0, 1, "rcls2"),
+                                            const(-1.0)], "newcls"),
+                             make.columns(ranked, 1, 6, "rvals")], "marked", axis=2)
+    make("Where", [make("Reshape", [kept, ints(0, -1, 1)], "kept3b"), marked, passed], "")
+    return make.nodes
+
+
+def _tensor(value: float) -> Any:
+    from onnx import helper
+
+    return helper.make_tensor("value", FLOAT, [1], [value])
+
+
 def install(rank: Rank) -> None:
     """Our converters into MXNet's registry (at its lowest opset: the fallback for every
     opset); ``rank(node name)`` is the rank of that node's first input."""
@@ -282,4 +461,5 @@ def converters(rank: Rank) -> dict[str, Callable[..., list[Any]]]:
     """Our converters by op name."""
     return {"SoftmaxActivation": _softmax_activation, "_image_to_tensor": _image_to_tensor(rank),
             "_image_normalize": _image_normalize, "erf": _erf,
-            "SequenceLast": _sequence_last(rank), "L2Normalization": _l2_normalization(rank)}
+            "SequenceLast": _sequence_last(rank), "L2Normalization": _l2_normalization(rank),
+            "_contrib_MultiBoxDetection": _multibox_detection}
