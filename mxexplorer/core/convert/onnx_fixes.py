@@ -21,19 +21,31 @@ def fixed_note(names: list[str], what: str) -> list[str]:
     return [f"{len(names)} {what.format(names=', '.join(names[:3]) + more)}"]
 
 
+#: attributes MXNet's converters read as False when missing, with MXNet's default
+MISSING_DEFAULTS = {"FullyConnected": ("flatten", "True", "the converter reads the missing "
+                                       "attribute as False and multiplies a 4-D input "
+                                       "without flattening it"),
+                    "Deconvolution": ("no_bias", "True", "the converter reads the missing "
+                                      "attribute as False and asks for a bias input")}
+
+
 def fix_flatten(graph: dict[str, Any]) -> list[str]:
-    """FullyConnected without a ``flatten`` attribute given ``flatten=True``, MXNet's
-    default: the converter reads a missing attribute as False and multiplies a 4-D
-    input without flattening it (onnxruntime then refuses the Gemm)."""
-    fixed = []
-    for node in graph["nodes"]:
-        if node.get("op") == "FullyConnected":
-            attrs = node.setdefault("attrs", {})
-            if "flatten" not in attrs:
-                attrs["flatten"] = "True"
-                fixed.append(node["name"])
-    return fixed_note(fixed, "FullyConnected node(s) ({names}) given flatten=True, MXNet's "
-                         "default (the converter reads the missing attribute as False)")
+    """FullyConnected without a ``flatten`` attribute given ``flatten=True`` and
+    Deconvolution without ``no_bias`` given ``no_bias=True``, MXNet's defaults, which
+    its converters read as False (onnxruntime then refused the Gemm; the Deconvolution
+    converter stopped: "takes 3 input if no_bias==False")."""
+    notes = []
+    for op, (key, value, why) in MISSING_DEFAULTS.items():
+        fixed = []
+        for node in graph["nodes"]:
+            if node.get("op") == op:
+                attrs = node.setdefault("attrs", {})
+                if key not in attrs:
+                    attrs[key] = value
+                    fixed.append(node["name"])
+        notes += fixed_note(fixed, f"{op} node(s) ({{names}}) given {key}={value}, MXNet's "
+                                   f"default ({why})")
+    return notes
 
 
 def fix_rnn_state_outputs(graph: dict[str, Any]) -> list[str]:

@@ -175,6 +175,27 @@ def _softmax(mxnet_own: Callable[..., Any]) -> Callable[..., Any]:
     return convert
 
 
+def _bilinear(mxnet_own: Callable[..., Any]) -> Callable[..., Any]:
+    """MXNet's BilinearResize2D converter, which writes ``align_corners`` sampling
+    whatever the attribute says; with ``align_corners=False`` MXNet samples at
+    ``(dst + 0.5) * scale - 0.5``, clamped at 0: ONNX's ``pytorch_half_pixel``."""
+    def convert(node: dict[str, Any], **kwargs: Any) -> Any:
+        from onnx import helper
+
+        nodes = mxnet_own(node, **kwargs)
+        if str(node.get("attrs", {}).get("align_corners", "True")).lower() in ("false", "0"):
+            for made in nodes:
+                if getattr(made, "op_type", None) == "Resize":
+                    for attr in made.attribute:
+                        if attr.name == "coordinate_transformation_mode":
+                            attr.CopyFrom(helper.make_attribute(attr.name,
+                                                                "pytorch_half_pixel"))
+        return nodes
+
+    convert._mxexplorer = True  # type: ignore[attr-defined]
+    return convert
+
+
 def _image_to_tensor(rank: Rank) -> Callable[..., list[Any]]:
     def convert(node: dict[str, Any], **kwargs: Any) -> list[Any]:
         import numpy as np
@@ -594,8 +615,9 @@ def install(rank: Rank) -> None:
 
     ours = converters(rank)
     for ops in MXNetGraph.registry_.values():                # MXNet's own at 12 and 13
-        if "softmax" in ops and not getattr(ops["softmax"], "_mxexplorer", False):
-            ops["softmax"] = _softmax(ops["softmax"])
+        for op, wrap in (("softmax", _softmax), ("_contrib_BilinearResize2D", _bilinear)):
+            if op in ops and not getattr(ops[op], "_mxexplorer", False):
+                ops[op] = wrap(ops[op])
         ops.update({op: convert for op, convert in ours.items() if op in ops})
     MXNetGraph.registry_.setdefault(MIN_OPSET, {}).update(ours)
 

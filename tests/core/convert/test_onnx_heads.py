@@ -235,3 +235,26 @@ def test_inputs_read_as_indices_get_token_ids_and_lengths(tmp_path) -> None:
     assert feed["tokens"].min() >= 0 and feed["tokens"].max() <= 49
     assert len(set(feed["tokens"].ravel().tolist())) > 5
     assert set(feed["lengths"].tolist()) <= set(range(1, 8))
+
+
+@pytest.mark.parametrize("align_corners", [True, False])
+def test_bilinear_resize_exports_both_corner_modes(tmp_path, align_corners) -> None:
+    """MXNet's converter wrote align_corners whatever the attribute said: with
+    align_corners=False the output was 20 % off (found by probing ops)."""
+    net = mx.sym.contrib.BilinearResize2D(mx.sym.var("data"), height=11, width=9,
+                                          align_corners=align_corners, name="up")
+    _agrees_with_mxnet(net, {"data": (1, 3, 7, 7)}, tmp_path, "")
+
+
+def test_a_deconvolution_without_no_bias_exports_with_mxnets_default(tmp_path) -> None:
+    """MXNet's Deconvolution has no bias unless told (``no_bias`` defaults to True); its
+    converter read a missing attribute as False and stopped ("Deconvolution takes 3
+    input if no_bias==False")."""
+    graph = json.loads(mx.sym.Deconvolution(mx.sym.var("data"), num_filter=2, kernel=(3, 3),
+                                            stride=(2, 2), adj=(1, 1), pad=(1, 1),
+                                            name="up").tojson())
+    for node in graph["nodes"]:
+        node.get("attrs", {}).pop("no_bias", None)
+    net = mx.sym.load_json(json.dumps(graph))
+    _agrees_with_mxnet(net, {"data": (1, 3, 5, 5)}, tmp_path,
+                       "Deconvolution node(s) (up) given no_bias=True")

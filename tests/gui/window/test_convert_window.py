@@ -70,29 +70,27 @@ def test_export_onnx_of_an_unsupported_op_selects_it(make_window, qtbot, dialogs
 
 def test_a_differing_export_selects_its_first_differing_node(make_window, qtbot, dialogs,
                                                              tmp_path) -> None:
-    """box_nms keeps boxes of other classes in MXNet and suppresses them in ONNX: the
-    verdict names the node where they part, and the window selects and flags it."""
+    """MXNet's Lp pooling raises signed values to the power p (no absolute value), ONNX's
+    LpPool takes |x|: with p=3 they part at that node, and the window selects and flags
+    it.  (box_nms was this test's example until our converter made it agree.)"""
     data = mx.sym.var("data")
-    ids = mx.sym.floor(mx.sym.slice_axis(data, axis=2, begin=0, end=1) * 2 + 2, name="ids")
-    rest = mx.sym.Activation(mx.sym.slice_axis(data, axis=2, begin=1, end=6),
-                             act_type="sigmoid", name="act")
-    boxes = mx.sym.concat(ids, rest, dim=2, name="boxes")
-    net = mx.sym.contrib.box_nms(boxes, overlap_thresh=0.1, topk=6, coord_start=2,
-                                 score_index=1, id_index=0, name="nms")
-    path = tmp_path / "nms-symbol.json"
+    act = mx.sym.Activation(data, act_type="tanh", name="act")
+    net = mx.sym.Pooling(act, kernel=(2, 2), pool_type="lp", p_value=3, name="lp")
+    path = tmp_path / "lp-symbol.json"
     net.save(str(path))
     window = make_window(path)
-    window.infer_blocking({"data": (1, 12, 6)})
+    window.infer_blocking({"data": (1, 2, 6, 6)})
     dialogs.answer(QMessageBox.StandardButton.Ok)
-    window.exports.export_onnx(str(tmp_path / "nms.onnx"))
+    window.exports.export_onnx(str(tmp_path / "lp.onnx"))
     qtbot.waitUntil(lambda: bool(dialogs.seen), timeout=WAIT_MS)
     title, text = dialogs.take()[0]
     assert title == "ONNX export"
-    assert "first difference at 'nms' (_contrib_box_nms)" in text and "its inputs agree" in text
-    found = window.document.find("nms")
+    assert "first difference at 'lp' (Pooling)" in text and "its inputs agree" in text
+    assert "fed MXNet's own inputs it still differs" in text
+    found = window.document.find("lp")
     assert window.selection.nodes == found
     cell = window.tree.node_rows(found[0])[0]
-    assert "first difference at 'nms'" in cell.data(Qt.ItemDataRole.ToolTipRole)
+    assert "first difference at 'lp'" in cell.data(Qt.ItemDataRole.ToolTipRole)
 
 
 def test_compare_with_colours_both_graphs_and_steps_through(make_window, qtbot,
