@@ -166,10 +166,14 @@ def fix_duplicate_heads(graph: dict[str, Any]) -> list[str]:
 class InputRanks:
     """``ranks(node name)``: the rank of that node's first input at ``shapes`` (None:
     unknown), from one partial inference of the whole graph (a node's own inputs alone
-    may not determine it: a label's shape comes from the head it feeds)."""
+    may not determine it: a label's shape comes from the head it feeds).  Shapes of
+    names the graph lacks (a label dropped with its head) are left out: MXNet refuses
+    the whole inference for one unknown name."""
 
     def __init__(self, sym: Any, shapes: Mapping[str, Shape]):
-        self.sym, self.shapes = sym, shapes
+        arguments = set(sym.list_arguments())
+        self.sym = sym
+        self.shapes = {k: v for k, v in shapes.items() if k in arguments}
         self._by_entry: dict[str, Shape] | None = None
 
     def __call__(self, name: str) -> int | None:

@@ -166,3 +166,18 @@ def test_a_label_shape_only_the_user_can_give_reaches_mxnets_check(tmp_path) -> 
                                               name="lab"), name="softmax")
     _agrees_with_mxnet(net, {"data": (1, 12), "softmax_label": (12,)}, tmp_path,
                        "SoftmaxOutput 'softmax' exported as softmax")
+
+
+def test_a_prelu_after_a_fully_connected_exports_when_the_dropped_label_has_a_shape(
+        tmp_path) -> None:
+    """sterling239's omg_challenge model: its regression head's label ('emotions') was
+    given a shape and dropped with the head, so the shape inference behind every rank
+    failed on the unknown name and the PReLU slope on 2-D data was reshaped for 4-D
+    (onnxruntime: "GEMM: Dimension mismatch" at the next FullyConnected)."""
+    data = mx.sym.var("data")
+    fc1 = mx.sym.FullyConnected(data, num_hidden=6, name="fc1")
+    act = mx.sym.LeakyReLU(fc1, act_type="prelu", name="act")
+    fc2 = mx.sym.FullyConnected(act, num_hidden=3, name="fc2")
+    net = mx.sym.LinearRegressionOutput(fc2, mx.sym.var("emotions"), name="head")
+    _agrees_with_mxnet(net, {"data": (2, 5), "emotions": (2, 3)}, tmp_path,
+                       "LinearRegressionOutput 'head' exported as its data")
