@@ -104,13 +104,14 @@ def _params(mx: Any, sym: Any, shapes: Mapping[str, Shape], path: str | None,
     rng = mx.random
     mx.random.seed(7)
     out = {}
+    scales, shifts = _norm_roles(sym)
     for name, shape in list(zip(sym.list_arguments(), arg_shapes)) + \
             list(zip(sym.list_auxiliary_states(), aux_shapes)):
         if name in shapes:             # inputs (data and labels)
             continue
-        if name.endswith(("gamma", "moving_var", "running_var")):
+        if name in scales or name.endswith(("gamma", "moving_var", "running_var")):
             out[name] = rng.uniform(0.5, 1.5, shape)
-        elif name.endswith(("beta", "moving_mean", "running_mean")):
+        elif name in shifts or name.endswith(("beta", "moving_mean", "running_mean")):
             out[name] = rng.uniform(-0.2, 0.2, shape)
         elif len(shape) >= 2:          # a weight: scaled by its fan-in, as training keeps it
             fan_in = max(1, int(__import__("numpy").prod(shape[1:])))
@@ -118,6 +119,25 @@ def _params(mx: Any, sym: Any, shapes: Mapping[str, Shape], path: str | None,
         else:
             out[name] = rng.uniform(-0.1, 0.1, shape)
     return out, "random trained-looking weights (no checkpoint)"
+
+
+#: normalisations' inputs by position: (data, gamma, beta, moving mean, moving var)
+NORMS = frozenset({"BatchNorm", "BatchNorm_v1", "SyncBatchNorm", "_contrib_SyncBatchNorm"})
+
+
+def _norm_roles(sym: Any) -> tuple[set[str], set[str]]:
+    """The weights a BatchNorm reads as gammas and variances (kept positive), and as
+    betas and means, by their place among its inputs, whatever their names
+    (``bn_data_moving__tree_0_var``)."""
+    nodes = json.loads(sym.tojson())["nodes"]
+    scales, shifts = set(), set()
+    for node in nodes:
+        if node.get("op") not in NORMS:
+            continue
+        names = [nodes[i[0]]["name"] for i in node.get("inputs", [])]
+        scales.update(names[1:2] + names[4:5])
+        shifts.update(names[2:4])
+    return scales, shifts
 
 
 def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,

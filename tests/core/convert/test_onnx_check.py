@@ -43,3 +43,25 @@ def test_the_first_difference_is_not_an_output_mxnet_skipped(tmp_path) -> None:
     first = report.check.first
     assert first is not None and (first.name, first.op, first.inputs_agree) == \
         ("bn", "BatchNorm", True), report.lines()
+
+
+
+def test_random_weights_give_a_batchnorm_a_positive_variance_whatever_its_name(
+        tmp_path) -> None:
+    """sterling239's omg_challenge model names its moving variances
+    'bn_data_moving__tree_0_var': the check's random weights, chosen by name, gave them
+    values in [-0.1, 0.1]; the square root of a negative variance is NaN, which MXNet's
+    ReLU made 0 and onnxruntime's kept ("NaN in one runtime and not the other")."""
+    data = mx.sym.var("data")
+    bn = mx.sym.BatchNorm(data, mx.sym.var("bn_data__tree_0_gamma"),
+                          mx.sym.var("bn_data__tree_0_beta"),
+                          mx.sym.var("bn_data_moving__tree_0_mean"),
+                          mx.sym.var("bn_data_moving__tree_0_var"), fix_gamma=False,
+                          name="bn__tree_0_data")
+    net = mx.sym.FullyConnected(mx.sym.relu(bn, name="act"), num_hidden=3, name="fc")
+    doc = GraphDocument.from_json(net.tojson())
+    report = onnx_export.export(net.tojson(), {"data": (2, 16, 3, 3)},
+                                str(tmp_path / "g.onnx"), doc.operators(), check=True)
+    assert report.check is not None and report.check.agree, report.lines()
+    params, _ = onnx_export._params(mx, net, {"data": (2, 16, 3, 3)}, None, {})
+    assert float(params["bn_data_moving__tree_0_var"].min().asscalar()) > 0
