@@ -240,7 +240,8 @@ def _convert(onnx: Any, sym: Any, params: Mapping[str, Any], in_shapes: list[Sha
     onnx_ops.fast_weights()
     onnx_ops.install(ranks)
     try:
-        with warnings.catch_warnings(), onnx_fixes.no_inner_check(onnx):
+        with warnings.catch_warnings(), onnx_fixes.no_inner_check(onnx), \
+                onnx_ops.named_failures():
             warnings.simplefilter("ignore", DeprecationWarning)   # its onnx.mapping
             proto = MXNetGraph().create_onnx_graph_proto(
                 sym, dict(params), in_shapes, [onnx.TensorProto.FLOAT for _ in in_shapes],
@@ -251,6 +252,9 @@ def _convert(onnx: Any, sym: Any, params: Mapping[str, Any], in_shapes: list[Sha
         onnx.checker.check_model(model)
     except UserError:
         raise
+    except onnx_ops.ConverterFailure as exc:
+        raise UserError(f"MXNet's ONNX converter failed at '{exc.name}' ({exc.op}): "
+                        f"{type(exc.cause).__name__}: {failure(exc.cause)}") from None
     except Exception as exc:  # noqa: BLE001 - the converter's own errors, in one line
         raise UserError(f"MXNet's ONNX converter failed: {type(exc).__name__}: "
                         f"{failure(exc)}") from None

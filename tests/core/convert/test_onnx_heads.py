@@ -181,3 +181,12 @@ def test_a_prelu_after_a_fully_connected_exports_when_the_dropped_label_has_a_sh
     net = mx.sym.LinearRegressionOutput(fc2, mx.sym.var("emotions"), name="head")
     _agrees_with_mxnet(net, {"data": (2, 5), "emotions": (2, 3)}, tmp_path,
                        "LinearRegressionOutput 'head' exported as its data")
+
+
+def test_a_converter_failure_names_the_node_and_its_op(tmp_path) -> None:
+    """MXNet's converters raise bare exceptions (here its box_nms: background_id); the
+    message says which node."""
+    net = mx.sym.contrib.box_nms(mx.sym.var("data"), background_id=0, name="nms")
+    with pytest.raises(onnx_export.UserError,
+                       match=r"failed at 'nms' \(_contrib_box_nms\): NotImplementedError"):
+        _export(net, {"data": (1, 10, 6)}, tmp_path)
