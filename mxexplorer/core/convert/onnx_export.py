@@ -7,7 +7,8 @@ the way in, and a check of the result against MXNet before anyone trusts it.
   as their inference meaning, labels dropped; a loss head replaced by what feeds it;
   ``fix_gamma=True`` BatchNorm gammas exported as ones (what MXNet computes with);
   MultiBoxPrior anchors as constants; every input typed, labels included; PReLU slopes
-  per rank; the opset the one asked for.  Ops MXNet lacks get our converters
+  per rank; SliceChannels of more than 100 outputs in two levels; the opset the one
+  asked for.  Ops MXNet lacks get our converters
   (:mod:`onnx_ops`).
 * Check (:mod:`onnx_check`): MXNet's forward of the *original* graph and onnxruntime
   run the same inputs (random, a ``.npy`` or an image); every output is compared and
@@ -173,6 +174,8 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     fixes = onnx_fixes.fix_training_heads(graph, onnx_fixes.InputRanks(original, shapes))
     fixes += onnx_fixes.fix_loss_heads(graph)
     fixes += onnx_fixes.fix_flatten(graph) + onnx_fixes.fix_duplicate_heads(graph)
+    renamed: dict[str, str] = {}                # outputs the passes renamed: the original's
+    fixes += onnx_fixes.split_wide_slices(graph, renamed)
     with mxnet_errors("MXNet cannot load the graph"):
         sym = mx.sym.load_json(json.dumps(graph))
     labels = {n: tuple(arg_shapes[n]) for n in sym.list_arguments()
@@ -211,7 +214,8 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     onnx_feed = {onnx_names[n]: v for n, v in feed.items()}
     outputs = sym.list_outputs()
     listed = set(original.get_internals().list_outputs())
-    entries = [n if n in listed else f"{n}_output" for n in outputs]   # folded constants
+    entries = [renamed.get(n) or (n if n in listed else f"{n}_output")   # folded constants
+               for n in outputs]
     with mxnet_errors("MXNet cannot run the graph"):
         values = onnx_check.forward_entries(mx, original, entries, known, feed, params)
         mx_out = [values[n] for n in entries]

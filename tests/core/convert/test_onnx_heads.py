@@ -183,6 +183,25 @@ def test_a_prelu_after_a_fully_connected_exports_when_the_dropped_label_has_a_sh
                        "LinearRegressionOutput 'head' exported as its data")
 
 
+@pytest.mark.parametrize("squeeze", [True, False])
+def test_a_slice_channel_of_more_than_100_outputs_exports(tmp_path, squeeze) -> None:
+    """tonytong's lstm_2_50_100: an unrolled LSTM splits 200 time steps with one
+    SliceChannel; MXNet's converter records at most 100 outputs of a node, so the
+    step reading output 199 failed ("IndexError: list index out of range")."""
+    steps = mx.sym.SliceChannel(mx.sym.var("data"), num_outputs=200, axis=1,
+                                squeeze_axis=squeeze, name="steps")
+    net = mx.sym.Group([mx.sym.relu(steps[k], name=f"act{k}") for k in (0, 99, 100, 157, 199)])
+    _agrees_with_mxnet(net, {"data": (2, 200, 3)}, tmp_path,
+                       "SliceChannel node(s) (steps) of more than 100 outputs split in two")
+
+
+def test_a_slice_channel_of_a_prime_number_of_outputs_over_100_is_refused_by_name(
+        tmp_path) -> None:
+    steps = mx.sym.SliceChannel(mx.sym.var("data"), num_outputs=101, axis=1, name="steps")
+    with pytest.raises(onnx_export.UserError, match="SliceChannel 'steps'.* 101 outputs"):
+        _export(mx.sym.relu(steps[100], name="act"), {"data": (2, 101)}, tmp_path)
+
+
 def test_a_converter_failure_names_the_node_and_its_op(tmp_path) -> None:
     """MXNet's converters raise bare exceptions (here its box_nms: background_id); the
     message says which node."""
