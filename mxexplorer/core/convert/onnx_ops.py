@@ -7,7 +7,9 @@ tests/core/convert/test_onnx_heads.py):
 * ``softmax`` marked by the graph pass as a SoftmaxOutput over every axis but the
   first: Flatten, Softmax, Reshape back (otherwise MXNet's own converter);
 * ``_image_to_tensor``: HWC (or NHWC) to CHW, as float divided by 255;
-* ``_image_normalize``: ``(x - mean) / std`` per channel, CHW or NCHW.
+* ``_image_normalize``: ``(x - mean) / std`` per channel, CHW or NCHW;
+* ``_contrib_box_nms`` (in place of MXNet's, which suppresses across classes and
+  applies ``topk`` after suppression): MXNet's semantics, NonMaxSuppression per class.
 
 Ops the graph passes of :mod:`onnx_fixes` rewrite before conversion (training heads,
 constants) are listed in ``REWRITTEN``.  Must not import Qt.
@@ -228,6 +230,123 @@ def _image_normalize(node: dict[str, Any], **kwargs: Any) -> list[Any]:
                              [name], name=name)]
 
 
+def _box_nms(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+    """MXNet's ``box_nms`` (src/operator/contrib/bounding_box-inl.h): rows whose score
+    is above ``valid_thresh`` (and whose class is not ``background_id``), the ``topk``
+    best of them taken *before* suppression, suppressed greedily by IoU above
+    ``overlap_thresh`` within a class (``id_index``, unless ``force_suppress``); the
+    kept rows first in score order, every other row -1.  ONNX NonMaxSuppression does
+    the suppression, one ONNX class per distinct MXNet class id among the candidates,
+    on corners made to overlap nothing where MXNet finds no area."""
+    import numpy as np
+    from onnx import helper
+
+    from mxexplorer.core.graph import opinfo
+
+    name, inputs, attrs = _io(node, kwargs)
+    fmt = str(attrs.get("in_format", "corner"))
+    if fmt != str(attrs.get("out_format", "corner")):
+        raise UserError(f"box_nms '{name}': in_format {fmt} and out_format "
+                        f"{attrs.get('out_format')} differ (not converted)")
+    score, start = opinfo.int_attr(attrs, "score_index", 1), \
+        opinfo.int_attr(attrs, "coord_start", 2)
+    cls, topk = opinfo.int_attr(attrs, "id_index", -1), opinfo.int_attr(attrs, "topk", -1)
+    per_class = cls >= 0 and not opinfo.flag(attrs, "force_suppress")
+    nodes: list[Any] = []
+    made: set[str] = set()
+
+    def op(kind: str, ins: list[str], out: str, **at: Any) -> str:
+        nodes.append(helper.make_node(kind, ins, [f"{name}__{out}"], name=f"{name}__{out}",
+                                      **at))
+        return f"{name}__{out}"
+
+    def const(key: str, value: Any, dtype: str = "int64") -> str:
+        if f"{name}__c_{key}" not in made:
+            made.add(_constant(kwargs, f"{name}__c_{key}", np.array(value, dtype)))
+        return f"{name}__c_{key}"
+
+    def unsqueeze(x: str, axis: int, out: str) -> str:
+        if kwargs.get("opset_version", DEFAULT_OPSET) >= 13:
+            return op("Unsqueeze", [x, const(f"axis{axis}", [axis])], out)
+        return op("Unsqueeze", [x], out, axes=[axis])
+
+    def column(table: str, k: int, out: str) -> str:           # [B, n, W] -> [B, n]
+        return op("Gather", [table, const(f"col{k}", k)], out, axis=2)
+
+    shape = op("Shape", inputs[:1], "shape")
+    last2 = op("Slice", [shape, const("m2", [-2]), const("big", [2 ** 62])], "last2")
+    data = op("Reshape", [inputs[0], op("Concat", [const("m1", [-1]), last2], "shape3",
+                                        axis=0)], "data")
+    scores = column(data, score, "scores")
+    valid = op("Greater", [scores, const("valid", float(attrs.get("valid_thresh", 0)),
+                                         "float32")], "valid")
+    if cls >= 0:                              # compared as floats, as MXNet does
+        background = const("bg", float(opinfo.int_attr(attrs, "background_id", -1)),
+                           "float32")
+        valid = op("And", [valid, op("Not", [op("Equal", [column(data, cls, "ids"),
+                                                          background], "is_bg")],
+                                     "not_bg")], "valid_class")
+    inf = const("inf", -np.inf, "float32")
+    ranked = op("Where", [valid, scores, inf], "ranked")
+    count = op("Gather", [shape, const("m2s", -2)], "n")
+    k = unsqueeze(count, 0, "k_all") if topk < 0 else \
+        op("Min", [unsqueeze(count, 0, "n1"), const("topk", [topk])], "k_top")
+    nodes.append(helper.make_node("TopK", [ranked, k], [f"{name}__best", f"{name}__order"],
+                                  axis=1, largest=1, sorted=1, name=f"{name}__topk"))
+    best, order = f"{name}__best", f"{name}__order"
+    rows = op("GatherElements", [data, op("Expand", [
+        unsqueeze(order, 2, "order3"),
+        op("Concat", [op("Shape", [order], "order_shape"), op("Slice", [
+            shape, const("m1b", [-1]), const("big2", [2 ** 62])], "width")], "rows_shape",
+            axis=0)], "index")], "rows", axis=1)                      # [B, k, W] best first
+    boxes = op("Slice", [rows, const("b0", [start]), const("b1", [start + 4]),
+                         const("ax2", [2])], "boxes")
+    if fmt == "corner":       # x2 < x1 or y2 < y1: no area for MXNet, so no overlap;
+        low = op("Slice", [boxes, const("c0", [0]), const("c2", [2]), const("ax2", [2])],
+                 "corner1")   # onnxruntime would swap them: no area for it either
+        high = op("Max", [low, op("Slice", [boxes, const("c2", [2]), const("c4", [4]),
+                                            const("ax2", [2])], "corner2_given")], "corner2")
+        boxes = op("Concat", [low, high], "areas_as_mxnet", axis=2)
+    if per_class:               # classes compared as ints (MXNet casts), numbered 0..C-1
+        ids = op("Cast", [column(rows, cls, "row_ids_f")], "row_ids", to=7)
+        flat = op("Reshape", [ids, const("m1c", [-1])], "row_ids_flat")
+        nodes.append(helper.make_node(
+            "Unique", [flat], [f"{name}__{x}" for x in ("distinct", "first", "class", "counts")],
+            name=f"{name}__unique", sorted=1))
+        numbered = op("Reshape", [f"{name}__class", op("Shape", [ids], "ids_shape")],
+                      "classes")
+        labels = op("Reshape", [op("Range", [const("zero", 0), op("Gather", [op(
+            "Shape", [f"{name}__distinct"], "distinct_shape"), const("zero_s", 0)], "span"),
+            const("one_s", 1)], "range"), const("col_shape", [1, -1, 1])], "labels")
+        mine = op("Equal", [unsqueeze(numbered, 1, "classes3"), labels],
+                  "mine")                                             # [B, C, k]
+        per = op("Where", [mine, unsqueeze(best, 1, "best3"), inf], "per")
+    else:
+        per = unsqueeze(best, 1, "per")                   # [B, 1, k]
+    kept = op("NonMaxSuppression", [
+        boxes, per, op("Cast", [k], "k_max", to=7),
+        const("iou", [float(attrs.get("overlap_thresh", 0.5))], "float32"),
+        const("min_score", [-3.0e38], "float32")], "kept",
+        center_point_box=int(fmt == "center"))                        # [S, (b, c, j)]
+    where = op("Gather", [kept, const("bj", [0, 2])], "where", axis=1)   # [S, 2]
+    zeros = op("ConstantOfShape", [op("Shape", [best], "best_shape")], "zeros",
+               value=helper.make_tensor("zero", 7, [1], [0]))
+    ones = op("Expand", [const("one_v", [1]), op("Slice", [
+        op("Shape", [kept], "kept_shape"), const("zero_v", [0]), const("one_e", [1])],
+        "s")], "ones")
+    keep = op("ScatterND", [zeros, where, ones], "keep")             # [B, k]: 1 if kept
+    place = op("Sub", [op("CumSum", [keep, const("one_ax", 1)], "cum"), const("one_b", 1)],
+               "place")                                               # rank among kept
+    target = op("Concat", [op("Gather", [where, const("b_col", [0])], "b", axis=1),
+                           unsqueeze(op("GatherND", [place, where], "slot"), 1, "slot2")],
+                "target", axis=1)
+    out = op("ScatterND", [op("Expand", [const("minus", -1.0, "float32"), op(
+        "Shape", [data], "data_shape")], "blank"), target,
+        op("GatherND", [rows, where], "picked")], "out")
+    nodes.append(helper.make_node("Reshape", [out, shape], [f"{name}0"], name=name))
+    return nodes
+
+
 def install(rank: Rank) -> None:
     """Our converters into MXNet's registry (at its lowest opset: the fallback for every
     opset); ``rank(node name)`` is the rank of that node's first input."""
@@ -237,10 +356,12 @@ def install(rank: Rank) -> None:
         ops = MXNetGraph.registry_.get(version, {})
         if "softmax" in ops and not getattr(ops["softmax"], "_mxexplorer", False):
             ops["softmax"] = _softmax(ops["softmax"])
+        if "_contrib_box_nms" in ops:                         # MXNet's, replaced
+            ops["_contrib_box_nms"] = _box_nms
     MXNetGraph.registry_.setdefault(MIN_OPSET, {}).update(converters(rank))
 
 
 def converters(rank: Rank) -> dict[str, Callable[..., list[Any]]]:
     """Our converters by op name."""
     return {"SoftmaxActivation": _softmax_activation, "_image_to_tensor": _image_to_tensor(rank),
-            "_image_normalize": _image_normalize}
+            "_image_normalize": _image_normalize, "_contrib_box_nms": _box_nms}

@@ -203,9 +203,42 @@ def test_a_slice_channel_of_a_prime_number_of_outputs_over_100_is_refused_by_nam
 
 
 def test_a_converter_failure_names_the_node_and_its_op(tmp_path) -> None:
-    """MXNet's converters raise bare exceptions (here its box_nms: background_id); the
+    """MXNet's converters raise bare exceptions (here its topk: ret_typ "mask"); the
     message says which node."""
-    net = mx.sym.contrib.box_nms(mx.sym.var("data"), background_id=0, name="nms")
+    net = mx.sym.topk(mx.sym.var("data"), k=2, ret_typ="mask", name="top")
     with pytest.raises(onnx_export.UserError,
-                       match=r"failed at 'nms' \(_contrib_box_nms\): NotImplementedError"):
-        _export(net, {"data": (1, 10, 6)}, tmp_path)
+                       match=r"failed at 'top' \(topk\): NotImplementedError"):
+        _export(net, {"data": (2, 5)}, tmp_path)
+
+
+def _detections(data, flipped: bool = False):
+    """Rows [class id, score, x1, y1, x2, y2] from uniform data: ids 0..2, boxes of
+    width and height 0.1..0.6 in [-1, 1.6], crowded enough that many overlap (or, with
+    ``flipped``, of width and height -0.4..0.6: some with x2 < x1 or y2 < y1, as a
+    detector with random weights gives them)."""
+    cols = mx.sym.split(data, num_outputs=6, axis=-1, name="cols")
+    ids = mx.sym.floor(mx.sym.abs(cols[0]) * 2.999, name="ids")
+    score = mx.sym.abs(cols[1], name="score")
+    size = [(cols[k] if flipped else mx.sym.abs(cols[k])) * 0.5 + 0.1 for k in (4, 5)]
+    return mx.sym.concat(ids, score, cols[2], cols[3], cols[2] + size[0], cols[3] + size[1],
+                         dim=-1, name="rows")
+
+
+@pytest.mark.parametrize("attrs, flipped", [
+    ({"overlap_thresh": 0.3, "valid_thresh": 0.2, "topk": 30, "id_index": 0,
+      "force_suppress": False}, False),                       # GluonCV SSD's, per class
+    ({"overlap_thresh": 0.45, "valid_thresh": 0.01, "topk": -1, "id_index": 0,
+      "force_suppress": True}, False),
+    ({"overlap_thresh": 0.1, "topk": 10}, False),               # no classes
+    ({"overlap_thresh": 0.3, "id_index": 0, "background_id": 1}, False),
+    ({"overlap_thresh": 0.2, "id_index": 0}, True),
+    ({"overlap_thresh": 0.2, "in_format": "center", "out_format": "center"}, True),
+])
+def test_box_nms_exports_as_mxnet_computes_it(tmp_path, attrs, flipped) -> None:
+    """GluonCV's SSD exports (DJL) differed at box_nms: MXNet's converter suppresses
+    across classes (it says so in a warning), keeps up to topk boxes after NMS instead of
+    taking the topk best before it, and refuses a background_id; a box with x2 < x1 has
+    no area for MXNet (it overlaps nothing), onnxruntime swaps its corners."""
+    net = mx.sym.contrib.box_nms(_detections(mx.sym.var("data"), flipped), coord_start=2,
+                                 score_index=1, name="nms", **attrs)
+    _agrees_with_mxnet(net, {"data": (2, 80, 6)}, tmp_path, "")
