@@ -191,14 +191,18 @@ def forward_entries(mx: Any, original: Any, names: Sequence[str],
     showed whatever its memory held.  When the whole graph cannot bind (a loss's label
     of unknown shape), the entries alone are bound."""
     internals = original.get_internals()
-    listed = internals.list_outputs()
-    extra = [n for n in dict.fromkeys(names) if n not in original.list_outputs()]
+    place: dict[str, int] = {}
+    for k, entry in enumerate(internals.list_outputs()):
+        place.setdefault(entry, k)
+    heads = set(original.list_outputs())
+    wanted = list(dict.fromkeys(names))
     with _unfused():
         try:
-            sym = mx.sym.Group([original] + [internals[listed.index(n)] for n in extra])
+            sym = mx.sym.Group([original] + [internals[place[n]] for n in wanted
+                                             if n not in heads])
             exe = _bind(mx, sym, shapes)
         except Exception:  # noqa: BLE001 - the part that the entries need, below
-            sym = mx.sym.Group([internals[listed.index(n)] for n in dict.fromkeys(names)])
+            sym = mx.sym.Group([internals[place[n]] for n in wanted])
             exe = _bind(mx, sym, shapes)
     for name, arr in list(exe.arg_dict.items()) + list(exe.aux_dict.items()):
         if name in feed:
