@@ -238,22 +238,24 @@ def forward_entries(mx: Any, original: Any, names: Sequence[str],
                     shapes: Mapping[str, Shape], feed: Mapping[str, Any],
                     params: Mapping[str, Any]) -> dict[str, Any]:
     """MXNet's inference forward of ``original``: the output entries ``names`` (heads
-    or intermediate, caught by the executor's monitor as the graph runs) as arrays.
-    When the whole graph cannot bind (a loss's label of unknown shape), the graph up to
-    those entries is bound."""
-    import ctypes
-
-    from mxnet.base import NDArrayHandle, py_str
-
-    wanted = set(names)
-    sym = original
+    or intermediate) as arrays.  Each is bound as an output beside the graph's own: an
+    entry no op reads (a slice only ``zeros_like`` reads, for its shape) is never
+    computed otherwise (MXNet's memory plan gives it kNullOp), and an executor monitor
+    showed whatever its memory held.  When the whole graph cannot bind (a loss's label
+    of unknown shape), the entries alone are bound."""
+    internals = original.get_internals()
+    place: dict[str, int] = {}
+    for k, entry in enumerate(internals.list_outputs()):
+        place.setdefault(entry, k)
+    heads = set(original.list_outputs())
+    wanted = list(dict.fromkeys(names))
     with _unfused():
         try:
+            sym = mx.sym.Group([original] + [internals[place[n]] for n in wanted
+                                             if n not in heads])
             exe = _bind(mx, sym, shapes)
         except Exception:  # noqa: BLE001 - the part that the entries need, below
-            internals = original.get_internals()
-            listed = internals.list_outputs()
-            sym = mx.sym.Group([internals[listed.index(n)] for n in names])
+            sym = mx.sym.Group([internals[place[n]] for n in wanted])
             exe = _bind(mx, sym, shapes)
     for name, arr in list(exe.arg_dict.items()) + list(exe.aux_dict.items()):
         if name in feed:
@@ -262,21 +264,11 @@ def forward_entries(mx: Any, original: Any, names: Sequence[str],
             arr[:] = params[name].astype(arr.dtype)
         else:
             arr[:] = 0                  # a label only a training head reads
-    caught: dict[str, Any] = {}
-
-    def catch(name: Any, handle: Any) -> None:
-        entry = py_str(name)
-        if entry in wanted:
-            caught[entry] = mx.nd.NDArray(ctypes.cast(handle, NDArrayHandle),
-                                          writable=False).copy()
-
-    exe.set_monitor_callback(catch, monitor_all=False)
-    for entry, out in zip(sym.list_outputs(), exe.forward(is_train=False)):
-        caught.setdefault(entry, out)
-    missing = [n for n in names if n not in caught]
+    values = dict(zip(sym.list_outputs(), exe.forward(is_train=False)))
+    missing = [n for n in names if n not in values]
     if missing:
         raise UserError(f"MXNet gave no value for {', '.join(missing[:3])}")
-    return {k: v.asnumpy() for k, v in caught.items()}
+    return {n: values[n].asnumpy() for n in names}
 
 
 def _bind(mx: Any, sym: Any, shapes: Mapping[str, Shape]) -> Any:

@@ -8,8 +8,9 @@ the way in, and a check of the result against MXNet before anyone trusts it.
   heads only training has (SSD's loss and MultiBoxTarget's targets) dropped;
   ``fix_gamma=True`` BatchNorm gammas exported as ones (what MXNet computes with);
   MultiBoxPrior anchors as constants; RNNs without state outputs asked for them (read
-  by nothing); every input typed, labels included; PReLU slopes per rank; the opset
-  the one asked for.  Ops MXNet lacks get our converters
+  by nothing); every input typed, labels included; PReLU slopes per rank;
+  SliceChannels of more than 100 outputs in two levels; the opset the one asked for.
+  Ops MXNet lacks get our converters
   (:mod:`onnx_ops`).
 * Check (:mod:`onnx_check`): MXNet's forward of the *original* graph and onnxruntime
   run the same inputs (random, a ``.npy`` or an image); every output is compared and
@@ -106,13 +107,14 @@ def _params(mx: Any, sym: Any, shapes: Mapping[str, Shape], path: str | None,
     rng = mx.random
     mx.random.seed(7)
     out = {}
+    scales, shifts = _norm_roles(sym)
     for name, shape in list(zip(sym.list_arguments(), arg_shapes)) + \
             list(zip(sym.list_auxiliary_states(), aux_shapes)):
         if name in shapes:             # inputs (data and labels)
             continue
-        if name.endswith(("gamma", "moving_var", "running_var")):
+        if name in scales or name.endswith(("gamma", "moving_var", "running_var")):
             out[name] = rng.uniform(0.5, 1.5, shape)
-        elif name.endswith(("beta", "moving_mean", "running_mean")):
+        elif name in shifts or name.endswith(("beta", "moving_mean", "running_mean")):
             out[name] = rng.uniform(-0.2, 0.2, shape)
         elif len(shape) >= 2:          # a weight: scaled by its fan-in, as training keeps it
             fan_in = max(1, int(__import__("numpy").prod(shape[1:])))
@@ -120,6 +122,25 @@ def _params(mx: Any, sym: Any, shapes: Mapping[str, Shape], path: str | None,
         else:
             out[name] = rng.uniform(-0.1, 0.1, shape)
     return out, "random trained-looking weights (no checkpoint)"
+
+
+#: normalisations' inputs by position: (data, gamma, beta, moving mean, moving var)
+NORMS = frozenset({"BatchNorm", "BatchNorm_v1", "SyncBatchNorm", "_contrib_SyncBatchNorm"})
+
+
+def _norm_roles(sym: Any) -> tuple[set[str], set[str]]:
+    """The weights a BatchNorm reads as gammas and variances (kept positive), and as
+    betas and means, by their place among its inputs, whatever their names
+    (``bn_data_moving__tree_0_var``)."""
+    nodes = json.loads(sym.tojson())["nodes"]
+    scales, shifts = set(), set()
+    for node in nodes:
+        if node.get("op") not in NORMS:
+            continue
+        names = [nodes[i[0]]["name"] for i in node.get("inputs", [])]
+        scales.update(names[1:2] + names[4:5])
+        shifts.update(names[2:4])
+    return scales, shifts
 
 
 def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
@@ -160,6 +181,8 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     fixes += onnx_fixes.fix_flatten(graph) + onnx_fixes.fix_duplicate_heads(graph)
     fixes += onnx_fixes.fix_special_reshapes(graph, inferred)
     fixes += onnx_fixes.fix_rnn_state_outputs(graph)
+    renamed: dict[str, str] = {}                # outputs the passes renamed: the original's
+    fixes += onnx_fixes.split_wide_slices(graph, renamed)
     with mxnet_errors("MXNet cannot load the graph"):
         sym = mx.sym.load_json(json.dumps(graph))
     labels = {n: tuple(arg_shapes[n]) for n in sym.list_arguments()
@@ -200,7 +223,8 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
     onnx_feed = {onnx_names[n]: v for n, v in feed.items()}
     outputs = sym.list_outputs()
     listed = set(original.get_internals().list_outputs())
-    entries = [n if n in listed else f"{n}_output" for n in outputs]   # folded constants
+    entries = [renamed.get(n) or (n if n in listed else f"{n}_output")   # folded constants
+               for n in outputs]
     with mxnet_errors("MXNet cannot run the graph"):
         values = onnx_check.forward_entries(mx, original, entries, known, feed, params)
         mx_out = [values[n] for n in entries]
@@ -229,7 +253,8 @@ def _convert(onnx: Any, sym: Any, params: Mapping[str, Any], in_shapes: list[Sha
     onnx_ops.fast_weights()
     onnx_ops.install(ranks)
     try:
-        with warnings.catch_warnings(), onnx_fixes.no_inner_check(onnx):
+        with warnings.catch_warnings(), onnx_fixes.no_inner_check(onnx), \
+                onnx_ops.named_failures():
             warnings.simplefilter("ignore", DeprecationWarning)   # its onnx.mapping
             proto = MXNetGraph().create_onnx_graph_proto(
                 sym, dict(params), in_shapes, [onnx.TensorProto.FLOAT for _ in in_shapes],
@@ -240,6 +265,9 @@ def _convert(onnx: Any, sym: Any, params: Mapping[str, Any], in_shapes: list[Sha
         onnx.checker.check_model(model)
     except UserError:
         raise
+    except onnx_ops.ConverterFailure as exc:
+        raise UserError(f"MXNet's ONNX converter failed at '{exc.name}' ({exc.op}): "
+                        f"{type(exc.cause).__name__}: {failure(exc.cause)}") from None
     except Exception as exc:  # noqa: BLE001 - the converter's own errors, in one line
         raise UserError(f"MXNet's ONNX converter failed: {type(exc).__name__}: "
                         f"{failure(exc)}") from None

@@ -1,9 +1,10 @@
 """The faults of MXNet 1.9.1's ONNX converters, fixed on the way in: passes over the
 graph's JSON before conversion (training heads and losses, heads only training has,
-FullyConnected's flatten, heads listed twice, fix_gamma BatchNorms, a label named like
-the output's, MultiBoxPrior anchors, Reshape's special values, RNNs without state
-outputs) and over the ONNX model after it (PReLU slopes).
-Each returns the report's sentences for what it fixed."""
+FullyConnected's flatten and Deconvolution's no_bias, heads listed twice, fix_gamma
+BatchNorms, a label named like the output's, MultiBoxPrior anchors, Reshape's special
+values, RNNs without state outputs, SliceChannels of more than 100 outputs) and over the
+ONNX model after it (PReLU slopes).  Each returns the report's sentences for what it
+fixed."""
 from __future__ import annotations
 
 import contextlib
@@ -11,6 +12,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from mxexplorer.core.analysis.shapes import Shape
 from mxexplorer.core.graph import opinfo
+from mxexplorer.core.runtime.errors import UserError
 
 
 def fixed_note(names: list[str], what: str) -> list[str]:
@@ -237,6 +239,78 @@ def fold_priors(graph: dict[str, Any], original: Any, shapes: Mapping[str, Shape
                               "anchors depend only on the shapes given")
 
 
+#: MXNet's converter records a node's outputs by the names ``name``, ``name0`` ...
+#: ``name99`` only: a node reading output 100 or later finds none (IndexError)
+MAX_OUTPUTS = 100
+
+
+def split_wide_slices(graph: dict[str, Any], renamed: dict[str, str]) -> list[str]:
+    """A ``SliceChannel`` of more than 100 outputs, one past the 100th read (an LSTM
+    unrolled over 200 steps), split in two levels: G groups (no squeeze), each split in
+    N / G as the node was; a reader of output k reads piece k mod N/G of group k div
+    N/G.  The nodes are renumbered (the new ones come right after the old node's place);
+    a head that was such an output is put in ``renamed`` (new entry: original entry).
+
+    Raises
+    ------
+    UserError : N has no factors that make both levels 100 outputs or fewer.
+    """
+    nodes = graph["nodes"]
+    read = {(e[0], e[1]) for n in nodes for e in n.get("inputs", [])} | \
+        {(h[0], h[1]) for h in graph.get("heads", [])}
+    wide: dict[int, tuple[int, int, dict[str, Any]]] = {}      # node: (groups, size, attrs)
+    for k, node in enumerate(nodes):
+        if node.get("op") != "SliceChannel" or \
+                not any(j >= MAX_OUTPUTS for n, j in read if n == k):
+            continue
+        attrs = dict(node.get("attrs", node.get("attr", node.get("param", {}))) or {})
+        count = int(attrs.get("num_outputs", 1))
+        groups = next((g for g in range(2, MAX_OUTPUTS + 1)
+                       if count % g == 0 and count // g <= MAX_OUTPUTS), None)
+        if groups is None:
+            raise UserError(f"SliceChannel '{node['name']}' has {count} outputs, and MXNet's "
+                            f"ONNX converter records at most {MAX_OUTPUTS} outputs of a node "
+                            f"({count} does not split into at most {MAX_OUTPUTS} groups of at "
+                            f"most {MAX_OUTPUTS})")
+        wide[k] = (groups, count // groups, attrs)
+    if not wide:
+        return []
+    placed: dict[int, int] = {}              # old node: its new index (the outer split's)
+
+    def entry(e: list[int]) -> list[int]:
+        if e[0] not in wide:
+            return [placed[e[0]], *e[1:]]
+        size = wide[e[0]][1]
+        return [placed[e[0]] + 1 + e[1] // size, e[1] % size, 0]
+
+    out: list[dict[str, Any]] = []
+    for k, node in enumerate(nodes):
+        node["inputs"] = [entry(e) for e in node.get("inputs", [])]
+        placed[k] = len(out)
+        if k not in wide:
+            out.append(node)
+            continue
+        groups, size, attrs = wide[k]
+        name = node["name"]
+        out.append({"op": "SliceChannel", "name": f"{name}__groups", "inputs": node["inputs"],
+                    "attrs": {**attrs, "num_outputs": str(groups), "squeeze_axis": "False"}})
+        out += [{"op": "SliceChannel", "name": f"{name}__group{j}",
+                 "inputs": [[placed[k], j, 0]], "attrs": {**attrs, "num_outputs": str(size)}}
+                for j in range(groups)]
+    graph["nodes"] = out
+    graph["arg_nodes"] = [placed[k] for k in graph.get("arg_nodes", [])]
+    for h in graph.get("heads", []):
+        if h[0] in wide:
+            size = wide[h[0]][1]
+            renamed[f"{nodes[h[0]]['name']}__group{h[1] // size}_output{h[1] % size}"] = \
+                f"{nodes[h[0]]['name']}_output{h[1]}"
+    graph["heads"] = [entry(h) for h in graph.get("heads", [])]
+    graph.pop("node_row_ptr", None)
+    return fixed_note([nodes[k]["name"] for k in wide],
+                      "SliceChannel node(s) ({names}) of more than 100 outputs split in two "
+                      "levels (MXNet's converter records at most 100 outputs of a node)")
+
+
 def fix_duplicate_heads(graph: dict[str, Any]) -> list[str]:
     """A graph that lists the same output twice among its heads: ONNX has one output
     per name, so the converter wrote it once and the check found no second."""
@@ -256,10 +330,14 @@ def fix_duplicate_heads(graph: dict[str, Any]) -> list[str]:
 class InputRanks:
     """``ranks(node name)``: the rank of that node's first input at ``shapes`` (None:
     unknown), from one partial inference of the whole graph (a node's own inputs alone
-    may not determine it: a label's shape comes from the head it feeds)."""
+    may not determine it: a label's shape comes from the head it feeds).  Shapes of
+    names the graph lacks (a label dropped with its head) are left out: MXNet refuses
+    the whole inference for one unknown name."""
 
     def __init__(self, sym: Any, shapes: Mapping[str, Shape]):
-        self.sym, self.shapes = sym, shapes
+        arguments = set(sym.list_arguments())
+        self.sym = sym
+        self.shapes = {k: v for k, v in shapes.items() if k in arguments}
         self._by_entry: dict[str, Shape] | None = None
 
     def __call__(self, name: str) -> int | None:

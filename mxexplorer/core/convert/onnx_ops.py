@@ -27,8 +27,9 @@ constants) are listed in ``REWRITTEN``.  Must not import Qt.
 from __future__ import annotations
 
 import ast
+import contextlib
 import types
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from mxexplorer.core.convert.onnx_fixes import FLATTENED
 from mxexplorer.core.graph import opinfo
@@ -115,6 +116,41 @@ def fast_weights() -> None:
 
         convert._mxexplorer_raw = True  # type: ignore[attr-defined]
         table["null"] = convert
+
+
+class ConverterFailure(Exception):
+    """A converter's own exception, with the node it was converting."""
+
+    def __init__(self, name: str, op: str, cause: Exception):
+        super().__init__(name, op, cause)
+        self.name, self.op, self.cause = name, op, cause
+
+
+@contextlib.contextmanager
+def named_failures() -> Iterator[None]:
+    """While MXNet's converter runs, an exception of any converter (MXNet's raise bare
+    ones: ``IndexError: list index out of range``) comes out as a
+    :class:`ConverterFailure` naming the node and its op; our own UserErrors (which
+    name their node) pass as they are."""
+    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
+
+    saved = MXNetGraph.__dict__["convert_layer"]
+    inner = MXNetGraph.convert_layer
+
+    def convert_layer(node: Any, **kwargs: Any) -> Any:
+        try:
+            return inner(node, **kwargs)
+        except UserError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - named below, by the caller
+            raise ConverterFailure(str(node.get("name", "?")), str(node.get("op", "?")),
+                                   exc) from exc
+
+    MXNetGraph.convert_layer = staticmethod(convert_layer)
+    try:
+        yield
+    finally:
+        MXNetGraph.convert_layer = saved
 
 
 def unsupported(op_nodes: Sequence[tuple[int, str, str]], opset: int = DEFAULT_OPSET

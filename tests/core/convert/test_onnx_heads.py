@@ -258,3 +258,79 @@ def test_a_deconvolution_without_no_bias_exports_with_mxnets_default(tmp_path) -
     net = mx.sym.load_json(json.dumps(graph))
     _agrees_with_mxnet(net, {"data": (1, 3, 5, 5)}, tmp_path,
                        "Deconvolution node(s) (up) given no_bias=True")
+
+
+def test_a_prelu_after_a_fully_connected_exports_when_the_dropped_label_has_a_shape(
+        tmp_path) -> None:
+    """sterling239's omg_challenge model: its regression head's label ('emotions') was
+    given a shape and dropped with the head, so the shape inference behind every rank
+    failed on the unknown name and the PReLU slope on 2-D data was reshaped for 4-D
+    (onnxruntime: "GEMM: Dimension mismatch" at the next FullyConnected)."""
+    data = mx.sym.var("data")
+    fc1 = mx.sym.FullyConnected(data, num_hidden=6, name="fc1")
+    act = mx.sym.LeakyReLU(fc1, act_type="prelu", name="act")
+    fc2 = mx.sym.FullyConnected(act, num_hidden=3, name="fc2")
+    net = mx.sym.LinearRegressionOutput(fc2, mx.sym.var("emotions"), name="head")
+    _agrees_with_mxnet(net, {"data": (2, 5), "emotions": (2, 3)}, tmp_path,
+                       "LinearRegressionOutput 'head' exported as its data")
+
+
+@pytest.mark.parametrize("squeeze", [True, False])
+def test_a_slice_channel_of_more_than_100_outputs_exports(tmp_path, squeeze) -> None:
+    """tonytong's lstm_2_50_100: an unrolled LSTM splits 200 time steps with one
+    SliceChannel; MXNet's converter records at most 100 outputs of a node, so the
+    step reading output 199 failed ("IndexError: list index out of range")."""
+    steps = mx.sym.SliceChannel(mx.sym.var("data"), num_outputs=200, axis=1,
+                                squeeze_axis=squeeze, name="steps")
+    net = mx.sym.Group([mx.sym.relu(steps[k], name=f"act{k}") for k in (0, 99, 100, 157, 199)])
+    _agrees_with_mxnet(net, {"data": (2, 200, 3)}, tmp_path,
+                       "SliceChannel node(s) (steps) of more than 100 outputs split in two")
+
+
+def test_a_slice_channel_of_a_prime_number_of_outputs_over_100_is_refused_by_name(
+        tmp_path) -> None:
+    steps = mx.sym.SliceChannel(mx.sym.var("data"), num_outputs=101, axis=1, name="steps")
+    with pytest.raises(onnx_export.UserError, match="SliceChannel 'steps'.* 101 outputs"):
+        _export(mx.sym.relu(steps[100], name="act"), {"data": (2, 101)}, tmp_path)
+
+
+def test_a_converter_failure_names_the_node_and_its_op(tmp_path) -> None:
+    """MXNet's converters raise bare exceptions (here its topk: ret_typ "mask"); the
+    message says which node."""
+    net = mx.sym.topk(mx.sym.var("data"), k=2, ret_typ="mask", name="top")
+    with pytest.raises(onnx_export.UserError,
+                       match=r"failed at 'top' \(topk\): NotImplementedError"):
+        _export(net, {"data": (2, 5)}, tmp_path)
+
+
+def _detections(data, flipped: bool = False):
+    """Rows [class id, score, x1, y1, x2, y2] from uniform data: ids 0..2, boxes of
+    width and height 0.1..0.6 in [-1, 1.6], crowded enough that many overlap (or, with
+    ``flipped``, of width and height -0.4..0.6: some with x2 < x1 or y2 < y1, as a
+    detector with random weights gives them)."""
+    cols = mx.sym.split(data, num_outputs=6, axis=-1, name="cols")
+    ids = mx.sym.floor(mx.sym.abs(cols[0]) * 2.999, name="ids")
+    score = mx.sym.abs(cols[1], name="score")
+    size = [(cols[k] if flipped else mx.sym.abs(cols[k])) * 0.5 + 0.1 for k in (4, 5)]
+    return mx.sym.concat(ids, score, cols[2], cols[3], cols[2] + size[0], cols[3] + size[1],
+                         dim=-1, name="rows")
+
+
+@pytest.mark.parametrize("attrs, flipped", [
+    ({"overlap_thresh": 0.3, "valid_thresh": 0.2, "topk": 30, "id_index": 0,
+      "force_suppress": False}, False),                       # GluonCV SSD's, per class
+    ({"overlap_thresh": 0.45, "valid_thresh": 0.01, "topk": -1, "id_index": 0,
+      "force_suppress": True}, False),
+    ({"overlap_thresh": 0.1, "topk": 10}, False),               # no classes
+    ({"overlap_thresh": 0.3, "id_index": 0, "background_id": 1}, False),
+    ({"overlap_thresh": 0.2, "id_index": 0}, True),
+    ({"overlap_thresh": 0.2, "in_format": "center", "out_format": "center"}, True),
+])
+def test_box_nms_exports_as_mxnet_computes_it(tmp_path, attrs, flipped) -> None:
+    """GluonCV's SSD exports (DJL) differed at box_nms: MXNet's converter suppresses
+    across classes (it says so in a warning), keeps up to topk boxes after NMS instead of
+    taking the topk best before it, and refuses a background_id; a box with x2 < x1 has
+    no area for MXNet (it overlaps nothing), onnxruntime swaps its corners."""
+    net = mx.sym.contrib.box_nms(_detections(mx.sym.var("data"), flipped), coord_start=2,
+                                 score_index=1, name="nms", **attrs)
+    _agrees_with_mxnet(net, {"data": (2, 80, 6)}, tmp_path, "")
