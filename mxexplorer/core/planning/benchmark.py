@@ -2,7 +2,8 @@
 
 Training iterations are forward + backward, synchronised with ``mx.nd.waitall()``;
 warm-up runs first, then repeats; the median and the spread (min, max) are reported.
-Inputs and weights are random.  On a GPU, the memory actually used is read from
+Inputs and weights are random; inputs (data, labels) get no gradient, weights do (an
+input that feeds an ``Embedding`` cannot have one).  On a GPU, the memory actually used is read from
 ``mx.context.gpu_memory_info`` before binding and after the runs, and the CUDA
 context's share from NVML before MXNet's first GPU call; what MXNet's plan leaves out
 (convolution workspace, cuDNN and cuBLAS handles, the pool's rounding) is named
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from mxexplorer.core.analysis.shapes import Shape, check_allocatable
+from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.planning.plancost import parse_total_mb
 from mxexplorer.core.runtime import gpu, isolated
 from mxexplorer.core.runtime.devices import parse_device
@@ -164,6 +166,23 @@ def _gpu_free(mx: Any, spec: str) -> int | None:
         return None
 
 
+def grad_reqs(graph_json: str, shapes: Mapping[str, Shape]) -> dict[str, str]:
+    """``grad_req`` for every argument: "null" for the inputs (those given a shape, and
+    the data and label variables of the graph), "write" for the weights.  Training
+    never needs an input's gradient, and MXNet refuses one for an ``Embedding``'s data.
+    """
+    inputs = set(shapes)
+    try:
+        doc = GraphDocument.from_json(graph_json)
+        inputs.update(doc.nodes[i].name for i in doc.data_inputs())
+    except UserError:
+        pass                         # MXNet says what is wrong with it when it loads
+    mx = import_mxnet()
+    with mxnet_errors("MXNet cannot load the graph"):
+        names = mx.sym.load_json(graph_json).list_arguments()
+    return {name: "null" if name in inputs else "write" for name in names}
+
+
 def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: str = "graph",
         warmup: int = 2, repeats: int = 5, dtype: str = "float32",
         progress: Progress = no_progress, token: CancelToken | None = None,
@@ -192,7 +211,7 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: s
         check_allocatable(internals.list_outputs(), [tuple(s) if s else None
                                                      for s in out_shapes], "the benchmark")
     with mxnet_errors(f"{label}: MXNet cannot bind the graph"):
-        exe = sym.simple_bind(dev, grad_req="write",
+        exe = sym.simple_bind(dev, grad_req=grad_reqs(graph_json, shapes),
                               type_dict=argument_types(sym, dtype), **shapes)
     try:
         planned = parse_total_mb(exe.debug_str())
