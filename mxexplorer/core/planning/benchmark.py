@@ -244,9 +244,9 @@ def time_graphs(graphs: Sequence[tuple[str, str]], shapes: Mapping[str, Shape],
 
     ``warmup`` rounds first (the last one, timed, calibrates: a round's time, and how
     many iterations make a sample of :data:`MIN_SAMPLE_S`; a round under a second is
-    timed once more, at that many); then ``rounds`` timed
-    rounds, or as many as fit in what is left of ``budget_s`` since ``started`` (a
-    ``time.time()``), between :data:`MIN_ROUNDS` and :data:`MAX_ROUNDS`.  The estimate
+    timed once more, at that many); then ``rounds`` timed rounds, or as many as fit in
+    what is left of ``budget_s`` since ``started`` (a ``time.time()``), between
+    :data:`MIN_ROUNDS` and :data:`MAX_ROUNDS`.  The estimate
     reaches ``on_estimate`` before the timed rounds start; with ``stop_over_budget``,
     a benchmark that would run past the budget stops there (``complete`` False).  The
     GPU memory figures are not measured here: both graphs share one memory pool.
@@ -322,7 +322,7 @@ def time_graphs(graphs: Sequence[tuple[str, str]], shapes: Mapping[str, Shape],
         cpu_before, wall_before = os.times(), time.perf_counter()
         progress(first, count, f"about {estimate.seconds:.0f} s left")
         for k in range(first, count):
-            _, took = one_round(k, loops, True)
+            one_round(k, loops, True)
             done = k + 1 - first
             left = (count - k - 1) * (time.perf_counter() - wall_before) / done
             progress(k + 1, count, f"run {k + 1} of {count}, about {left:.0f} s left")
