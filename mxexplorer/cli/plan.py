@@ -108,7 +108,8 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
 def cmd_bench(args: argparse.Namespace) -> int:
     from mxexplorer.core.graph import symbol_io
     from mxexplorer.core.graph.document import GraphDocument
-    from mxexplorer.core.planning import benchmark, jobs, plantags
+    from mxexplorer.core.planning import jobs, plantags
+    from mxexplorer.core.planning.benchresults import Estimate
     from mxexplorer.core.runtime import gpu
 
     gpu.check(args.ctx)  # the device first: one line, before any work
@@ -124,21 +125,31 @@ def cmd_bench(args: argparse.Namespace) -> int:
             planned = fh.read()
     elif plantags.applied_tags(doc):
         planned = doc.to_json(indent=None)
+    if args.budget <= 0 or args.warmup < 0 or (args.repeats is not None and args.repeats < 1):
+        raise UserError("give --budget above 0 seconds, --warmup from 0 and --repeats "
+                        "from 1")
     bar = common.TerminalProgress()
-    results = jobs.bench(original, planned, shape_map, ctx=args.ctx, warmup=args.warmup,
-                         repeats=args.repeats, progress=bar)
+
+    def estimated(estimate: Estimate) -> None:
+        bar.close()
+        sys.stderr.write(estimate.line() + "\n")
+        sys.stderr.flush()
+
+    comparison = jobs.bench(original, planned, shape_map, ctx=args.ctx, warmup=args.warmup,
+                            rounds=args.repeats, budget_s=args.budget, progress=bar,
+                            on_estimate=estimated)
     bar.close()
-    verdict = benchmark.verdict(results)
     if args.json:
-        common.print_json({"file": args.file, "results": [r.to_dict() for r in results],
-                     "verdict": verdict})
+        common.print_json({"file": args.file, "budget_s": args.budget,
+                           **comparison.to_dict()})
         return 0
-    for r in results:
-        sys.stdout.write(r.summary() + "\n")
+    out = sys.stdout
+    for r in comparison.results:
+        out.write(r.summary() + "\n")
         if r.memory_note():
-            sys.stdout.write("  " + r.memory_note() + "\n")
-    if verdict:
-        sys.stdout.write(verdict + "\n")
+            out.write("  " + r.memory_note() + "\n")
+    for line in ([comparison.verdict] if comparison.verdict else []) + list(comparison.notes):
+        out.write(line + "\n")
     return 0
 
 
@@ -172,7 +183,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...", help="input shape")
     p.add_argument("--ctx", default="cpu", metavar="cpu|gpu:N", help="device (cpu)")
     p.add_argument("--planned", metavar="PLANNED.json", help="a planned graph to compare")
-    p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+                   help="the whole benchmark's time: as many runs as fit (60); the "
+                        "estimate is printed before the timed runs start")
+    p.add_argument("--warmup", type=int, default=1,
+                   help="untimed runs of each graph first (1); the last one calibrates")
+    p.add_argument("--repeats", type=int, metavar="N",
+                   help="exactly N timed runs of each graph, whatever the budget")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench)

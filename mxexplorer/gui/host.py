@@ -11,7 +11,7 @@ from typing import Protocol
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QStatusBar, QWidget
 
-from mxexplorer.gui.text import ask, warn
+from mxexplorer.gui.text import ask, message_box, warn
 
 
 class DialogHost(Protocol):
@@ -22,6 +22,8 @@ class DialogHost(Protocol):
     def show_status(self, text: str, ms: int = 0) -> None: ...
 
     def ask_yes_no(self, title: str, question: str) -> bool: ...
+
+    def ask_choice(self, title: str, question: str, yes: str, no: str) -> bool | None: ...
 
 
 class WidgetHost:
@@ -54,3 +56,18 @@ class WidgetHost:
 
     def ask_yes_no(self, title: str, question: str) -> bool:
         return ask(self.widget, title, question) == QMessageBox.StandardButton.Yes
+
+    def ask_choice(self, title: str, question: str, yes: str, no: str) -> bool | None:
+        """Two ways on, or neither: True for ``yes``, False for ``no``, None for Cancel
+        (the buttons are the standard Yes, No and Cancel, with these words)."""
+        buttons = (QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No
+                   | QMessageBox.StandardButton.Cancel)
+        box = message_box(self.widget, QMessageBox.Icon.Question, title, question, buttons)
+        for button, words in ((QMessageBox.StandardButton.Yes, yes),
+                              (QMessageBox.StandardButton.No, no)):
+            box.button(button).setText(words)
+        box.setDefaultButton(QMessageBox.StandardButton.Yes)
+        answer = box.exec()
+        if answer == QMessageBox.StandardButton.Cancel:
+            return None
+        return answer == QMessageBox.StandardButton.Yes

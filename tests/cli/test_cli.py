@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -174,13 +175,25 @@ def test_bench_json(tmp_path) -> None:
     assert run("plan", path, "--shape", "data=8,784", "--stages", "auto", "--threshold", "0",
                "-o", str(planned)).returncode == 0
     proc = run("bench", path, "--shape", "data=8,784", "--planned", str(planned),
-               "--repeats", "2", "--warmup", "1", "--json")
+               "--budget", "4", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     results = out["results"]
     assert [r["label"] for r in results] == ["original", "planned"]
     assert all(r["train"]["median_ms"] > 0 and r["train_samples_per_s"] > 0 for r in results)
-    assert out["verdict"]
+    # the ratio planned/original, its interval, and a verdict that follows from it
+    low, high = out["ratio_interval"]
+    assert low <= out["ratio"] <= high and out["budget_s"] == 4.0
+    if low <= 1 <= high:
+        assert out["verdict"].startswith("No measurable difference")
+    else:
+        assert out["verdict"].startswith("Planned is ")
+    rounds = out["estimate"]["rounds"]
+    assert len(out["pairs"]) == rounds == results[0]["train"]["runs"] >= 6
+    assert out["order"][:4] == ["original", "planned", "planned", "original"]
+    # the estimate was said before the timed runs, on stderr (stdout is the JSON)
+    assert f"{rounds} runs of each graph" in proc.stderr
+    assert re.search(r"^about \d+ s: \d+ runs of each graph", proc.stderr, re.M)
     # a planned file alone: "original" is that file without its tags
     proc = run("bench", str(planned), "--shape", "data=8,784", "--repeats", "1",
                "--warmup", "0", "--json")
@@ -191,6 +204,21 @@ def test_bench_json(tmp_path) -> None:
     proc = run("bench", path, "--shape", "data=8,784", "--repeats", "1", "--warmup", "0")
     assert proc.returncode == 0 and proc.stdout.startswith("original: ") \
         and "ms/iter" in proc.stdout, proc.stderr
+    proc = run("bench", path, "--shape", "data=8,784", "--budget", "0")
+    assert proc.returncode == 2 and "--budget above 0" in _one_error_line(proc)
+
+
+def test_bench_times_a_language_model_whose_input_feeds_an_embedding(tmp_path) -> None:
+    """Issue 27: MXNet refused the gradient of the Embedding's input; inputs get none."""
+    data, label = mx.sym.var("data"), mx.sym.var("softmax_label")
+    embed = mx.sym.Embedding(data, input_dim=50, output_dim=16, name="embed")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.flatten(embed), num_hidden=50),
+                               label, name="softmax")
+    path = tmp_path / "lm-symbol.json"
+    path.write_text(net.tojson())
+    proc = run("bench", str(path), "--shape", "data=4,8", "--repeats", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("original: ") and "ms/iter" in proc.stdout
 
 
 def test_infer_by_op_sums_to_the_per_node_totals() -> None:

@@ -93,6 +93,13 @@ def test_time_needs_a_profile_then_colours_and_fills_the_columns(inferred, qtbot
     assert _fill(pane, conv) == metrics.NO_VALUE
     ops = window.op_summary
     assert ops.profile_button.text() == "Profile on cpu"
+    # a benchmark first: the op summary's words quote its time beside the profile's
+    qtbot.waitUntil(lambda: window.memory is not None
+                    and window.memory.bench_view is not None, timeout=WAIT_MS)
+    window.memory.bench_time.setValue(5)
+    qtbot.waitUntil(lambda: window.memory.bench_button.isEnabled(), timeout=WAIT_MS)
+    window.memory.bench_button.click()
+    qtbot.waitUntil(lambda: session.plans.bench is not None, timeout=WAIT_MS)
     with qtbot.waitSignal(session.insight.profile_changed, timeout=WAIT_MS):
         ops.profile_button.click()
     profile = session.insight.fresh_profile()
@@ -109,6 +116,7 @@ def test_time_needs_a_profile_then_colours_and_fills_the_columns(inferred, qtbot
     conv_ms = sum(times[i] for i in doc.order() if doc.nodes[i].op == "Convolution")
     assert ops.table.item(row, col).text() == metrics.format_ms(conv_ms)
     assert "overhead" in ops.note.text()
+    assert "The benchmark (threaded engine, bulk execution on) measured " in ops.note.text()
     # in a first window at 1280x800 the time and its share are in sight, not off to
     # the right of the dock (they were the last two of nine columns)
     window.place_first(QRect(0, 0, 1280, 800), maximise=False)

@@ -10,6 +10,7 @@ from typing import Callable, Mapping
 from mxexplorer.core.analysis.shapes import Shape
 from mxexplorer.core.graph.document import GraphSnapshot
 from mxexplorer.core.planning import benchmark, memplan
+from mxexplorer.core.planning.benchresults import Comparison, Estimate
 from mxexplorer.core.runtime import isolated
 from mxexplorer.core.runtime.progress import CancelToken, Progress, no_progress
 
@@ -40,23 +41,30 @@ def largest_batch(snap: GraphSnapshot, shapes: Mapping[str, Shape], budget_mb: f
 
 
 def bench(original_json: str, planned_json: str | None, shapes: Mapping[str, Shape],
-          ctx: str = "cpu", warmup: int = 2, repeats: int = 5,
-          progress: Progress = no_progress, token: CancelToken | None = None
-          ) -> list[benchmark.BenchResult]:
-    """:func:`benchmark.compare`, each graph in its own child: "original" against
-    "planned"."""
+          ctx: str = "cpu", warmup: int = 1, rounds: int | None = None,
+          budget_s: float = benchmark.DEFAULT_BUDGET_S, stop_over_budget: bool = False,
+          progress: Progress = no_progress, token: CancelToken | None = None,
+          on_estimate: Callable[[Estimate], None] | None = None) -> Comparison:
+    """:func:`benchmark.compare` in children: "original" against "planned", timed in
+    rounds within ``budget_s``; the estimate reaches ``on_estimate`` before the timed
+    rounds start."""
     return benchmark.compare(original_json, planned_json, dict(shapes), ctx=ctx,
-                             warmup=warmup, repeats=repeats, progress=progress, token=token,
-                             isolate=True)
+                             warmup=warmup, rounds=rounds, budget_s=budget_s,
+                             progress=progress, token=token, isolate=True,
+                             stop_over_budget=stop_over_budget, on_estimate=on_estimate)
 
 
 def bench_plan(snap: GraphSnapshot, plan: memplan.Plan | None,
                result: memplan.PlanResult | None, shapes: Mapping[str, Shape],
-               ctx: str = "cpu", progress: Progress = no_progress,
-               token: CancelToken | None = None) -> list[benchmark.BenchResult]:
+               ctx: str = "cpu", budget_s: float = benchmark.DEFAULT_BUDGET_S,
+               stop_over_budget: bool = False, progress: Progress = no_progress,
+               token: CancelToken | None = None,
+               on_estimate: Callable[[Estimate], None] | None = None) -> Comparison:
     """The snapshot without any ``force_mirroring`` tag ("original") against it with
     ``plan``'s tags ("planned"; the original alone without a plan)."""
     original = memplan.retagged_json(snap, None)
     planned = memplan.retagged_json(snap, plan, result) \
         if plan is not None and result is not None else None
-    return bench(original, planned, shapes, ctx, progress=progress, token=token)
+    return bench(original, planned, shapes, ctx, budget_s=budget_s,
+                 stop_over_budget=stop_over_budget, progress=progress, token=token,
+                 on_estimate=on_estimate)

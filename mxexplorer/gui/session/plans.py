@@ -8,7 +8,11 @@ Signals
 changed(): a memory plan arrived or was dropped (the graph changed under it)
 selected_changed(): the selected point, or whether it is applied, changed
 preview_changed(): :meth:`PlanState.preview_tags` changed
-bench_changed(): a benchmark result arrived
+bench_changed(): a benchmark result arrived (or was dropped for a new run)
+bench_estimated(object): the :class:`Estimate` of the running benchmark, before its
+    timed runs
+bench_over_budget(object): the benchmark stopped after its estimate, which ran past the
+    time budget (the :class:`Estimate`; ask the user, then :meth:`start_bench` again)
 fit_changed(): a largest-batch result arrived
 status(str, int): a line for the status bar, and for how many ms
 """
@@ -23,6 +27,8 @@ from mxexplorer.core.graph import symbol_io
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.graph.edits import Edit, set_many_attrs
 from mxexplorer.core.planning import benchmark, jobs, memplan
+from mxexplorer.core.planning.benchresults import Comparison, Estimate
+from mxexplorer.core.planning.model import with_batch
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.gui.session.inputs import Inputs
 from mxexplorer.gui.workers import JobSlot
@@ -33,6 +39,8 @@ class PlanState(QObject):
     selected_changed = Signal()
     preview_changed = Signal()
     bench_changed = Signal()
+    bench_estimated = Signal(object)
+    bench_over_budget = Signal(object)
     fit_changed = Signal()
     status = Signal(str, int)
 
@@ -43,8 +51,8 @@ class PlanState(QObject):
         self.document, self.inputs, self._push_edit = document, inputs, push_edit
         self.result: memplan.PlanResult | None = None
         self.selected: memplan.Plan | None = None
-        self.bench: list[benchmark.BenchResult] | None = None
-        self.bench_verdict = ""
+        self.bench: Comparison | None = None
+        self.bench_estimate: Estimate | None = None
         self.fit: memplan.BatchFit | None = None
         self.plan_job, self.fit_job, self.bench_job = (JobSlot(self), JobSlot(self),
                                                        JobSlot(self))
@@ -54,6 +62,7 @@ class PlanState(QObject):
         self.plan_job.finished.connect(self._on_planned)
         self.fit_job.finished.connect(self._on_fitted)
         self.bench_job.finished.connect(self._on_benched)
+        self.bench_job.partial.connect(self._on_bench_estimated)
 
     # ------------------------------------------------------------- jobs
     def jobs(self) -> tuple[JobSlot, JobSlot, JobSlot]:
@@ -97,19 +106,31 @@ class PlanState(QObject):
         self._only(self.fit_job)
         self.fit_job.start(job)
 
-    def start_bench(self, ctx: str) -> None:
+    def start_bench(self, ctx: str, budget_s: float = benchmark.DEFAULT_BUDGET_S,
+                    batch: int | None = None, ask: bool = True) -> None:
         """Time the graph without any ``force_mirroring`` tag ("original") against the
-        selected plan ("planned"; the original alone when no plan is selected).
+        selected plan ("planned"; the original alone when no plan is selected), in
+        rounds within ``budget_s``; ``batch``: at this batch instead of the inputs';
+        ``ask``: stop after the estimate when it runs past the budget
+        (``bench_over_budget``).
 
         Raises
         ------
         UserError : no input shapes.
         """
         plan = self.selected if self.valid() else None
+        shapes = self.inputs.for_jobs()
+        if batch is not None:
+            shapes = with_batch(shapes, batch)
         job = functools.partial(jobs.bench_plan, self.document.snapshot(), plan, self.result,
-                                self.inputs.for_jobs(), ctx)
+                                shapes, ctx, budget_s, ask)
         self._only(self.bench_job)
-        self.bench_job.start(job)
+        self.bench_estimate = None
+        self.bench_job.start(job, partial=True)   # partial: the estimate, before the runs
+
+    @property
+    def bench_verdict(self) -> str:
+        return self.bench.verdict if self.bench is not None else ""
 
     @Slot(object)
     def _on_planned(self, result: memplan.PlanResult) -> None:
@@ -130,9 +151,16 @@ class PlanState(QObject):
         self.fit_changed.emit()
 
     @Slot(object)
-    def _on_benched(self, result: list[benchmark.BenchResult]) -> None:
-        self.bench = list(result)
-        self.bench_verdict = benchmark.verdict(self.bench)
+    def _on_bench_estimated(self, estimate: Estimate) -> None:
+        self.bench_estimate = estimate
+        self.bench_estimated.emit(estimate)
+
+    @Slot(object)
+    def _on_benched(self, result: Comparison) -> None:
+        if not result.complete and result.estimate is not None:
+            self.bench_over_budget.emit(result.estimate)
+            return
+        self.bench = result
         self.bench_changed.emit()
 
     # ------------------------------------------------------------ the plan

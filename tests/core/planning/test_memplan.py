@@ -184,14 +184,14 @@ def test_benchmark_times_original_and_planned(tmp_path) -> None:
     result = memplan.plan(snap, {"data": (16, 784)}, stages="auto", threshold_mb=0)
     planned = memplan.planned_json(snap, result)
     seen = []
-    out = benchmark.compare(doc.to_json(), planned, shapes, warmup=1, repeats=3,
+    out = benchmark.compare(doc.to_json(), planned, shapes, warmup=1, rounds=3,
                             progress=lambda d, t, m: seen.append((d, t)))
-    assert [r.label for r in out] == ["original", "planned"]
-    for r in out:
+    assert [r.label for r in out.results] == ["original", "planned"]
+    for r in out.results:
         assert r.train.runs == 3 and r.train.min_ms <= r.train.median_ms <= r.train.max_ms
         assert r.train_samples_per_s > 0 and r.infer.median_ms > 0
         assert r.planned_mb is not None and r.gpu_used_mb is None
-    assert seen[-1][0] == seen[-1][1]
+    assert seen[-1][0] == seen[-1][1] == 3
     token = CancelToken()
     threading.Timer(0.0, token.cancel).start()
     with pytest.raises(Cancelled):
@@ -223,17 +223,7 @@ def test_any_point_of_a_search_is_a_plan_that_applies_and_exports_exactly() -> N
     assert doc.structure_key() != key
 
 
-def test_benchmark_refuses_a_graph_against_itself_and_names_noise() -> None:
+def test_benchmark_refuses_a_graph_against_itself() -> None:
     text = GraphDocument.open(str(MLP)).to_json()
     with pytest.raises(UserError, match="nothing to compare"):
         benchmark.compare(text, json.dumps(json.loads(text)), {"data": (4, 784)})
-
-    def result(label, lo, mid, hi):
-        t = benchmark.Timing(mid, lo, hi, 5)
-        return benchmark.BenchResult(label, "cpu", 4, t, t, None, None)
-
-    same = benchmark.verdict([result("original", 10, 11, 13), result("planned", 9, 10, 12)])
-    assert same.startswith("No measurable difference")
-    slower = benchmark.verdict([result("original", 10, 11, 12), result("planned", 14, 15, 16)])
-    assert slower.startswith("Planned is 36% slower")
-    assert benchmark.verdict([result("original", 10, 11, 12)]) == ""

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from mxexplorer.core.planning import benchmark
+from mxexplorer.core.planning import benchresults
 from mxexplorer.core.runtime import devices, gpu, mxnet_env, nvidia
 from mxexplorer.core.runtime.errors import UserError
 from tests.conftest import REPO, WAIT_S
@@ -193,19 +193,19 @@ def test_the_cpu_path_is_unchanged() -> None:
 
 
 def test_the_memory_note_names_what_mxnet_leaves_out() -> None:
-    note = benchmark.memory_note(744.0, 5100.0, 310.0, 1024.0)
+    note = benchresults.memory_note(744.0, 5100.0, 310.0, 1024.0)
     assert note == ("Measured 5100 MB; against MXNet's planned 744 MB; 4356 MB more, outside "
                     "MXNet's plan: convolution workspace (limit 1024 MB), cuDNN/cuBLAS "
                     "handles, the memory pool's rounding; the CUDA context takes 310 MB "
                     "before any of it.")
-    assert benchmark.memory_note(744.0, None, None, None) == ""
-    assert benchmark.memory_note(None, 800.0, None, None) == "Measured 800 MB."
+    assert benchresults.memory_note(744.0, None, None, None) == ""
+    assert benchresults.memory_note(None, 800.0, None, None) == "Measured 800 MB."
     with open(EXAMPLE) as fh:
-        assert benchmark.workspace_limit_mb(fh.read()) == 1024.0     # none given: default
+        assert benchresults.workspace_limit_mb(fh.read()) == 1024.0     # none given: default
     graph = {"nodes": [{"op": "Convolution", "name": "c", "attrs": {"workspace": "256"}},
                        {"op": "Convolution", "name": "d", "attrs": {"workspace": "512"}}]}
-    assert benchmark.workspace_limit_mb(json.dumps(graph)) == 512.0
-    assert benchmark.workspace_limit_mb('{"nodes": []}') is None
+    assert benchresults.workspace_limit_mb(json.dumps(graph)) == 512.0
+    assert benchresults.workspace_limit_mb('{"nodes": []}') is None
 
 
 def test_doctor_prints_what_a_bug_report_needs() -> None:

@@ -172,8 +172,10 @@ class OpSummaryPanel(SessionPanel):
             "Infer shapes to see where parameters, compute and memory go."
         if profile is not None:
             words += " " + profile.summary() + "."
-            plain = [r for r in session.plans.bench or () if r.label == "original"]
-            if plain and plain[0].ctx == profile.ctx:
+            bench = session.plans.bench
+            plain = [r for r in (bench.results if bench is not None else ())
+                     if r.label == "original"]
+            if plain and plain[0].device == profile.ctx:
                 words += (f" The benchmark (threaded engine, bulk execution on) measured "
                           f"{plain[0].train.median_ms:.1f} ms per training iteration"
                           f" at batch {plain[0].batch}.")

@@ -1,19 +1,25 @@
 """BenchView: training time of the original graph against the planned one, as bars,
-with each run's summary and one sentence that says whether they differ at all."""
+with each run's summary and the verdict (from the interval of the time ratio); while a
+benchmark runs, its estimate and a progress bar with the time left."""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QProgressBar, QVBoxLayout, QWidget
 
-from mxexplorer.core.planning import benchmark
+from mxexplorer.core.planning.benchresults import Comparison, Estimate
+from mxexplorer.gui.session.plans import PlanState
+from mxexplorer.gui.text import plain_label
 from mxexplorer.gui.theme import Theme, plot_with_words, style_plot, themes
 
 
 class BenchView(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    """Follows ``plans``' benchmark job: its start, estimate, progress and end."""
+
+    def __init__(self, plans: PlanState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.plans = plans
         self.bench_plot = pg.PlotWidget()
         self.bench_plot.setLabel("left", "ms / training iteration")
         self.bench_plot.getAxis("bottom").setTicks([[(0, "original"), (1, "planned")]])
@@ -22,17 +28,76 @@ class BenchView(QWidget):
                                       pen=pg.mkPen("#333"))
         self.bench_plot.addItem(self.bars)
         self.bench_plot.addItem(self.spread)
-        self.label = plot_with_words(self, self.bench_plot, "Benchmark: not run yet.")
+        #: the running benchmark's estimate ("About 52 s: 12 runs of each graph.")
+        self.estimate = plain_label("")
+        self.estimate.setWordWrap(True)
+        self.bar = QProgressBar()
+        self.bar.setTextVisible(True)
+        top = QWidget()
+        column = QVBoxLayout(top)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.estimate)
+        column.addWidget(self.bar)
+        column.addWidget(self.bench_plot, 1)
+        self.label = plot_with_words(self, top, "Benchmark: not run yet.")
+        self.stop_progress()
         self.apply_theme(themes().current)
         themes().changed.connect(self.apply_theme)
+        job = plans.bench_job
+        job.started.connect(self.start_progress)
+        job.progress.connect(self.show_progress)
+        job.ended.connect(self.stop_progress)
+        plans.bench_estimated.connect(self.show_estimate)
+        if job.busy:
+            self.start_progress()
+            if plans.bench_estimate is not None:
+                self.show_estimate(plans.bench_estimate)
 
     @Slot(object)
     def apply_theme(self, theme: Theme) -> None:
         style_plot(self.bench_plot, theme)
         self.spread.setOpts(pen=pg.mkPen(theme.plot_fg))
 
-    def show_results(self, results: list[benchmark.BenchResult], verdict: str) -> None:
-        """Bars at the median, whiskers over each run's range, and the verdict."""
+    # ------------------------------------------------------------ a run
+    @Slot()
+    def start_progress(self) -> None:
+        """A benchmark started: warming up, no estimate yet."""
+        self.estimate.setText("Warming up: the estimate follows the first run of each "
+                              "graph.")
+        self.estimate.show()
+        self.bar.setRange(0, 0)
+        self.bar.setFormat("warming up")
+        self.bar.show()
+
+    @Slot(object)
+    def show_estimate(self, estimate: Estimate) -> None:
+        line = estimate.line()
+        self.estimate.setText(line[:1].upper() + line[1:] + ".")
+        self.bar.setRange(0, max(estimate.rounds, 1))
+        self.bar.setValue(0)
+        self.bar.setFormat(f"about {estimate.seconds:.0f} s left")
+
+    @Slot(int, int, str)
+    def show_progress(self, done: int, total: int, message: str) -> None:
+        """Timed runs ``done`` of ``total``; ``message`` says the time left (the
+        warm-up's steps come before the estimate and leave the bar busy)."""
+        if total <= 0 or self.plans.bench_estimate is None:
+            return
+        self.bar.setRange(0, total)
+        self.bar.setValue(done)
+        self.bar.setFormat(message)
+
+    @Slot()
+    def stop_progress(self) -> None:
+        self.estimate.hide()
+        self.bar.hide()
+
+    # ------------------------------------------------------------ the result
+    def show_results(self, comparison: Comparison | None) -> None:
+        """Bars at the median, whiskers over each graph's range, and the words: each
+        graph's summary, the verdict and what made the times noisy."""
+        self.stop_progress()
+        results = list(comparison.results) if comparison is not None else []
         x = np.arange(len(results), dtype=float)
         med = np.array([r.train.median_ms for r in results], dtype=float)
         lo = np.array([r.train.median_ms - r.train.min_ms for r in results], dtype=float)
@@ -40,7 +105,5 @@ class BenchView(QWidget):
         self.bars.setOpts(x=x, height=med, width=0.6)
         self.spread.setData(x=x, y=med, top=hi, bottom=lo)
         self.bench_plot.enableAutoRange()
-        lines = [line for r in results for line in (r.summary(), r.memory_note()) if line]
-        if verdict:
-            lines.append(verdict)
-        self.label.setText("\n".join(lines))
+        self.label.setText("\n".join(comparison.lines()) if comparison is not None
+                           else "Benchmark: not run yet.")

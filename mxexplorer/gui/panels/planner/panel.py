@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mxexplorer.core.planning import memplan, plansearch
+from mxexplorer.core.planning import benchmark, memplan, plansearch
+from mxexplorer.core.planning.benchresults import Estimate
 from mxexplorer.core.runtime import files
 from mxexplorer.core.runtime.devices import Device
 from mxexplorer.core.runtime.errors import UserError
@@ -100,7 +101,14 @@ class MemoryPanel(SessionPanel):
         self.bench_button = QPushButton("Benchmark")
         self.bench_button.setToolTip("Time training and inference: the graph without any "
                                      "plan against the selected plan")
-        self.bench_button.clicked.connect(self.start_bench)
+        self.bench_button.clicked.connect(self._on_bench_clicked)
+        self.bench_time = QSpinBox()
+        self.bench_time.setRange(5, 3600)
+        self.bench_time.setValue(int(benchmark.DEFAULT_BUDGET_S))
+        self.bench_time.setSuffix(" s")
+        self.bench_time.setToolTip("The benchmark's time: as many runs of each graph as "
+                                   "fit; a benchmark that would take longer offers a "
+                                   "smaller batch first")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.setEnabled(False)
@@ -119,6 +127,7 @@ class MemoryPanel(SessionPanel):
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self._budget_given = False
+        self._over_budget: Estimate | None = None
         self.set_choices(settings.planner_choices())
         self.device.currentIndexChanged.connect(self._on_choice)
         self.search.currentIndexChanged.connect(self._on_choice)
@@ -138,6 +147,7 @@ class MemoryPanel(SessionPanel):
         budget_row.addWidget(self.least_button)
         budget_row.addWidget(self.fit_button)
         form.addRow("budget", budget_row)
+        form.addRow("benchmark", self.bench_time)
         buttons = QHBoxLayout()
         for b in (self.start_button, self.bench_button, self.cancel_button):
             buttons.addWidget(b)
@@ -192,6 +202,8 @@ class MemoryPanel(SessionPanel):
         session.plans.changed.connect(self._on_plan_changed)
         session.plans.selected_changed.connect(self._on_selected_plan_changed)
         session.plans.bench_changed.connect(self._on_bench_changed)
+        session.plans.bench_estimated.connect(self._on_bench_estimated)
+        session.plans.bench_over_budget.connect(self._on_bench_over_budget)
         session.plans.fit_changed.connect(self._on_fit_changed)
         loader().state_changed.connect(self._on_mxnet_state)
         if loader().ready:
@@ -217,7 +229,7 @@ class MemoryPanel(SessionPanel):
             self.row.addWidget(self.plots, 2)
             self._parts_timer.start()
             return
-        self.bench_view = BenchView()
+        self.bench_view = BenchView(self.session.plans)
         # a tab beside the plots, not a column of its own: the plots kept too little
         # room in a first window's planner (1280 px wide, beside the controls and words)
         self.plots.addTab(self.bench_view, "Benchmark")
@@ -238,7 +250,9 @@ class MemoryPanel(SessionPanel):
 
     @property
     def bench(self) -> list[Any] | None:
-        return self.session.plans.bench
+        """Each graph's timing of the last benchmark."""
+        comparison = self.session.plans.bench
+        return list(comparison.results) if comparison is not None else None
 
     @property
     def probes(self) -> list[memplan.Probe]:
@@ -321,9 +335,18 @@ class MemoryPanel(SessionPanel):
                        budget):
             self._set_status(f"Looking for the largest batch within {budget:.0f} MB\u2026")
 
-    def start_bench(self) -> None:
-        if self._start("start_bench", self.device.currentData()):
-            self._set_status("Timing training and inference\u2026")
+    @Slot()
+    def _on_bench_clicked(self) -> None:
+        self.start_bench()          # not connected directly: clicked(bool) fills ``batch``
+
+    def start_bench(self, batch: int | None = None, ask: bool = True) -> None:
+        """Time the original graph against the selected plan within the benchmark time;
+        ``batch``: at this batch instead of the inputs'; ``ask``: offer a smaller batch
+        when the estimate runs past the time."""
+        if self._start("start_bench", self.device.currentData(), float(self.bench_time.value()),
+                       batch, ask):
+            at = f" at batch {batch}" if batch is not None else ""
+            self._set_status(f"Timing training and inference{at}: warming up\u2026")
             if self.bench_view is not None:
                 self.plots.setCurrentWidget(self.bench_view)
 
@@ -384,10 +407,51 @@ class MemoryPanel(SessionPanel):
     def _on_bench_changed(self) -> None:
         if self.bench_view is not None:
             plans = self.session.plans
-            self.bench_view.show_results(plans.bench or [], plans.bench_verdict)
+            self.bench_view.show_results(plans.bench)
             if plans.bench:
                 self.plots.setCurrentWidget(self.bench_view)
         self._on_selected_plan_changed()
+
+    @Slot(object)
+    def _on_bench_estimated(self, estimate: Estimate) -> None:
+        self._set_status(f"Timing training and inference: {estimate.line()}.")
+
+    @Slot(object)
+    def _on_bench_over_budget(self, estimate: Estimate) -> None:
+        """The benchmark stopped after its estimate: over the time.  Asked on the next
+        turn, once its job has ended (a new job started inside that job's signals was
+        taken for ended)."""
+        self._over_budget = estimate
+        QTimer.singleShot(0, self._ask_over_budget)
+
+    @Slot()
+    def _ask_over_budget(self) -> None:
+        """A smaller batch first, or this one all the same, or nothing."""
+        estimate, self._over_budget = self._over_budget, None
+        if estimate is None:
+            return
+        took = estimate.spent_s + estimate.seconds
+        graphs = "both graphs" if estimate.graphs > 1 else "the graph"
+        said = (f"Timing {graphs} at batch {estimate.batch} would take about "
+                f"{took:.0f} s ({estimate.rounds} runs of each graph, about "
+                f"{estimate.round_s:.0f} s a run), over the {estimate.budget_s:.0f} s "
+                "benchmark time.")
+        if estimate.smaller_batch:
+            answer = self.host.ask_choice(
+                "The benchmark would run long",
+                f"{said}\n\nTime them at batch {estimate.smaller_batch} instead (about the "
+                "benchmark time)? The price of a plan in time is much the same at a "
+                "smaller batch.",
+                f"Batch {estimate.smaller_batch}", f"Batch {estimate.batch} anyway")
+        else:
+            answer = False if self.host.ask_yes_no(
+                "The benchmark would run long", f"{said}\n\nRun it all the same?") else None
+        if answer is None:
+            self._set_status(f"Benchmark not run: it would take about {took:.0f} s.")
+        elif answer:
+            self.start_bench(estimate.smaller_batch, ask=False)
+        else:
+            self.start_bench(ask=False)
 
     # ------------------------------------------------------------- the plan
     @Slot()
@@ -475,6 +539,7 @@ class MemoryPanel(SessionPanel):
 
     # ------------------------------------------------------------ lifetime
     def stop(self) -> None:
+        self._over_budget = None               # no question for a closed panel
         self.session.plans.cancel(quiet=True)
         self.device.stop()
 

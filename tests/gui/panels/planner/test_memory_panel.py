@@ -97,6 +97,7 @@ def test_missing_stages_and_benchmark(make_window, qtbot) -> None:
     assert "No node carries mirror_stage" in panel.status.text()
     assert "Ctrl+M" in panel.status.text() and "--stages" not in panel.status.text()
     window.shape_form.set_shapes({"data": (2, 3, 64, 64)})
+    panel.bench_time.setValue(5)
     with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.bench_button.click()
     assert [r.label for r in panel.bench] == ["original"]
@@ -118,6 +119,7 @@ def test_mxnet_crashing_on_a_graph_does_not_take_the_window_down(make_window, qt
     # memory once in this bigger process, and MXNet only refused the bind)
     doc.nodes[act].inputs[0] = (producer[0], 2_000_000_000, producer[2])
     window.shape_form.set_shapes({"data": (8, 784)})
+    panel.bench_time.setValue(5)
     with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
         panel.bench_button.click()
     text = panel.status.text()
