@@ -430,7 +430,7 @@ class MemoryPanel(SessionPanel):
         estimate, self._over_budget = self._over_budget, None
         if estimate is None:
             return
-        took = estimate.spent_s + estimate.seconds
+        took = estimate.seconds
         graphs = "both graphs" if estimate.graphs > 1 else "the graph"
         said = (f"Timing {graphs} at batch {estimate.batch} would take about "
                 f"{took:.0f} s ({estimate.rounds} runs of each graph, about "
