@@ -107,3 +107,19 @@ class BenchView(QWidget):
         self.bench_plot.enableAutoRange()
         self.label.setText("\n".join(comparison.lines()) if comparison is not None
                            else "Benchmark: not run yet.")
+
+
+def over_budget_question(estimate: Estimate) -> tuple[str, str]:
+    """The title and words of the question a benchmark over its time asks: a smaller
+    batch first when one would fit, else whether to run it all the same."""
+    graphs = "both graphs" if estimate.graphs > 1 else "the graph"
+    said = (f"Timing {graphs} at batch {estimate.batch} would take about "
+            f"{estimate.seconds:.0f} s ({estimate.rounds} runs of each graph, about "
+            f"{estimate.round_s:.0f} s a run), over the {estimate.budget_s:.0f} s "
+            "benchmark time.")
+    if estimate.smaller_batch:
+        return ("The benchmark would run long",
+                f"{said}\n\nTime them at batch {estimate.smaller_batch} instead (about the "
+                "benchmark time)? The price of a plan in time is much the same at a "
+                "smaller batch.")
+    return "The benchmark would run long", f"{said}\n\nRun it all the same?"

@@ -12,21 +12,16 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
-    QComboBox,
-    QDoubleSpinBox,
     QFormLayout,
-    QFrame,
     QHBoxLayout,
     QProgressBar,
     QPushButton,
-    QScrollArea,
-    QSpinBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from mxexplorer.core.planning import benchmark, memplan, plansearch
+from mxexplorer.core.planning import memplan, plansearch
 from mxexplorer.core.planning.benchresults import Estimate
 from mxexplorer.core.runtime import files
 from mxexplorer.core.runtime.devices import Device
@@ -35,7 +30,8 @@ from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.mxnet_loader import loader
 from mxexplorer.gui.panels.base import SessionPanel
-from mxexplorer.gui.panels.planner.bench_view import BenchView
+from mxexplorer.gui.panels.planner import choices
+from mxexplorer.gui.panels.planner.bench_view import BenchView, over_budget_question
 from mxexplorer.gui.panels.planner.device_box import DeviceBox
 from mxexplorer.gui.panels.planner.front_plot import FrontPlot
 from mxexplorer.gui.panels.planner.plan_plot import PlanPlot
@@ -67,27 +63,10 @@ class MemoryPanel(SessionPanel):
         self.device = DeviceBox()
         self.device_note = self.device.note
         self.device.listed.connect(self._on_devices_listed)
-        self.stages = QComboBox()
-        self.stages.addItem("Automatic (cut vertices)", "auto")
-        self.stages.addItem("The file's mirror_stage tags", "file")
-        if memplan.file_stages(session.document):
-            self.stages.setCurrentIndex(1)
-        self.search = QComboBox()
-        self.search.addItem("Best (solver + local search)", "best")
-        self.search.addItem("Fast (a few seconds)", "fast")
-        self.search.addItem("Thorough (longer on big graphs)", "thorough")
-        self.search.addItem("Original memonger (9 probes)", "original")
-        self.search.addItem("One threshold", "threshold")
-        self.threshold = QSpinBox()
-        self.threshold.setRange(0, 10**6)
-        self.threshold.setSuffix(" MB")
-        self.threshold.setValue(100)
-        self.budget = QDoubleSpinBox()
-        self.budget.setRange(1, 10**7)
-        self.budget.setDecimals(0)
-        self.budget.setSuffix(" MB")
-        self.budget.setValue(8192)
-        self.budget.setMaximumWidth(88)
+        self.stages = choices.stages_box(bool(memplan.file_stages(session.document)))
+        self.search = choices.search_box()
+        self.threshold = choices.threshold_box()
+        self.budget = choices.budget_box()
         self.start_button = QPushButton("Plan")
         self.start_button.setToolTip("Search for the mirroring plan with the lowest memory")
         self.start_button.clicked.connect(self.start_plan)
@@ -102,13 +81,7 @@ class MemoryPanel(SessionPanel):
         self.bench_button.setToolTip("Time training and inference: the graph without any "
                                      "plan against the selected plan")
         self.bench_button.clicked.connect(self._on_bench_clicked)
-        self.bench_time = QSpinBox()
-        self.bench_time.setRange(5, 3600)
-        self.bench_time.setValue(int(benchmark.DEFAULT_BUDGET_S))
-        self.bench_time.setSuffix(" s")
-        self.bench_time.setToolTip("The benchmark's time: as many runs of each graph as "
-                                   "fit; a benchmark that would take longer offers a "
-                                   "smaller batch first")
+        self.bench_time = choices.bench_time_box()
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.setEnabled(False)
@@ -138,22 +111,12 @@ class MemoryPanel(SessionPanel):
         form.addRow("device", self.device)
         form.addRow("", self.device_note)
         form.addRow("stages", self.stages)
-        threshold_row = QHBoxLayout()
-        threshold_row.addWidget(self.search, 1)
-        threshold_row.addWidget(self.threshold)
-        form.addRow("search", threshold_row)
-        budget_row = QHBoxLayout()
-        budget_row.addWidget(self.budget, 1)
-        budget_row.addWidget(self.least_button)
-        budget_row.addWidget(self.fit_button)
-        form.addRow("budget", budget_row)
+        form.addRow("search", choices.row(self.search, self.threshold))
+        form.addRow("budget", choices.row(self.budget, self.least_button, self.fit_button))
         form.addRow("benchmark", self.bench_time)
-        buttons = QHBoxLayout()
-        for b in (self.start_button, self.bench_button, self.cancel_button):
-            buttons.addWidget(b)
-        buttons2 = QHBoxLayout()
-        buttons2.addWidget(self.apply_button)
-        buttons2.addWidget(self.export_button)
+        buttons = choices.row(self.start_button, self.bench_button, self.cancel_button,
+                              stretch_first=False)
+        buttons2 = choices.row(self.apply_button, self.export_button, stretch_first=False)
         left = QVBoxLayout()
         left.setContentsMargins(0, 0, 0, 0)
         left.addLayout(form)
@@ -164,21 +127,11 @@ class MemoryPanel(SessionPanel):
         self.controls = QWidget()
         self.controls.setLayout(left)
         self.controls.setMaximumWidth(380)
-        scroll = QScrollArea()      # a dock made short by hand scrolls the controls
-        scroll.setWidget(self.controls)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setFixedWidth(min(self.controls.sizeHint().width(), 380)
-                             + scroll.verticalScrollBar().sizeHint().width())
+        scroll = choices.scrolled(self.controls, 380)
         # the words of a plan beside the controls, not under them: under them a plan's
         # explanation was cut off below the buttons in a first window's short dock
         self.status.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        self.words = QScrollArea()
-        self.words.setWidget(self.status)
-        self.words.setWidgetResizable(True)
-        self.words.setFrameShape(QFrame.Shape.NoFrame)
-        self.words.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.words = choices.scrolled(self.status)
         self.words.setMinimumWidth(WORDS_WIDTH)
         self.words.setMaximumWidth(WORDS_WIDTH + 80)
         self.row = QHBoxLayout(self)
@@ -430,24 +383,15 @@ class MemoryPanel(SessionPanel):
         estimate, self._over_budget = self._over_budget, None
         if estimate is None:
             return
-        took = estimate.seconds
-        graphs = "both graphs" if estimate.graphs > 1 else "the graph"
-        said = (f"Timing {graphs} at batch {estimate.batch} would take about "
-                f"{took:.0f} s ({estimate.rounds} runs of each graph, about "
-                f"{estimate.round_s:.0f} s a run), over the {estimate.budget_s:.0f} s "
-                "benchmark time.")
+        title, question = over_budget_question(estimate)
         if estimate.smaller_batch:
-            answer = self.host.ask_choice(
-                "The benchmark would run long",
-                f"{said}\n\nTime them at batch {estimate.smaller_batch} instead (about the "
-                "benchmark time)? The price of a plan in time is much the same at a "
-                "smaller batch.",
-                f"Batch {estimate.smaller_batch}", f"Batch {estimate.batch} anyway")
+            answer = self.host.ask_choice(title, question, f"Batch {estimate.smaller_batch}",
+                                          f"Batch {estimate.batch} anyway")
         else:
-            answer = False if self.host.ask_yes_no(
-                "The benchmark would run long", f"{said}\n\nRun it all the same?") else None
+            answer = False if self.host.ask_yes_no(title, question) else None
         if answer is None:
-            self._set_status(f"Benchmark not run: it would take about {took:.0f} s.")
+            self._set_status(f"Benchmark not run: it would take about "
+                             f"{estimate.seconds:.0f} s.")
         elif answer:
             self.start_bench(estimate.smaller_batch, ask=False)
         else:
