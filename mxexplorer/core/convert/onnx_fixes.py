@@ -112,6 +112,10 @@ def fix_training_heads(graph: dict[str, Any], rank: Callable[[str], int | None]
                 node["attrs"][FLATTENED] = "1"
             meaning = "softmax over axis 1" if flag["multi_output"] else \
                 "softmax over every axis but the batch" if flattened else "softmax"
+            if flattened and rank(node["name"]) == 4:
+                meaning += (", as MXNet documents it and computes it on GPU and in "
+                            "training; its CPU oneDNN kernel takes the last axis of 4-D "
+                            "data at inference, so a check on CPU differs there")
         else:
             new, meaning = HEADS[op]
             node["attrs"] = {}

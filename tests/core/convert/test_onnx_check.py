@@ -65,3 +65,24 @@ def test_random_weights_give_a_batchnorm_a_positive_variance_whatever_its_name(
     assert report.check is not None and report.check.agree, report.lines()
     params, _ = onnx_export._params(mx, net, {"data": (2, 16, 3, 3)}, None, {})
     assert float(params["bn_data_moving__tree_0_var"].min().asscalar()) > 0
+
+
+def test_a_softmax_output_over_4d_data_says_what_cpu_mxnet_computes(tmp_path) -> None:
+    """ellinier's ssd vgg16_reduced: a SoftmaxOutput on (N, C, H, W) data without
+    multi_output is, as MXNet documents it and computes it on GPU and in training, a
+    softmax over every axis but the batch, and so exported; MXNet's CPU oneDNN kernel
+    takes the last axis at inference.  The check against CPU MXNet differs at that node
+    (running MXNet without oneDNN instead broke its fused RNN graphs), and the report
+    says why."""
+    data = mx.sym.var("data")
+    conv = mx.sym.Convolution(data, num_filter=5, kernel=(3, 3), pad=(1, 1), name="conv")
+    net = mx.sym.SoftmaxOutput(conv, name="prob")
+    doc = GraphDocument.from_json(net.tojson())
+    report = onnx_export.export(net.tojson(), {"data": (2, 3, 4, 4)}, str(tmp_path / "p.onnx"),
+                                doc.operators(), check=True)
+    assert any("softmax over every axis but the batch, as MXNet documents it" in f and
+               "CPU oneDNN kernel takes the last axis of 4-D data" in f
+               for f in report.fixes), report.fixes
+    check = report.check
+    assert check is not None
+    assert check.agree or (check.first is not None and check.first.name == "prob")
