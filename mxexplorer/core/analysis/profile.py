@@ -10,9 +10,9 @@ the reason it has none, in words, from what MXNet's executor graph shows:
   with the same op, attributes and inputs (``MXNET_ELIMINATE_COMMON_EXPR``, on by default);
 - *fused*: oneDNN fused it with its neighbours into one node (inference on the CPU);
 - *removed*: oneDNN's identity pass dropped it for inference (Dropout, ``_copy``);
-- *dropped*: oneDNN's FullyConnected fusion lost it for inference (an eltwise op after
-  a FullyConnected that other nodes read too): a defect of MXNet 1.9.1, whose result is
-  then wrong;
+- *dropped*: oneDNN's fusion lost it for inference (an activation or eltwise op after a
+  Convolution or FullyConnected that other nodes read too): a defect of MXNet 1.9.1,
+  whose result is then wrong;
 - *no backward*: MXNet's gradient graph has no node for it (no inputs, nothing it
   reads needing a gradient, an op whose gradient hands the output's gradient on
   unchanged, or one whose gradient is zero);
@@ -58,8 +58,6 @@ _IDENTITY = {"Dropout": "a Dropout passes its input through at inference",
              "_copy": "the copy is not needed"}
 #: short words for a reason's kind, as the tree's time column shows them
 KINDS = ("merged", "fused", "removed", "dropped", "no backward", "not run", "unexplained")
-#: oneDNN's fused FullyConnected (``SgMKLDNNFCProperty``)
-_FC_FUSED = "_sg_mkldnn_fully_connected"
 
 
 @dataclass(frozen=True)
@@ -246,12 +244,12 @@ def attribute(doc: GraphDocument, executed: ExecutorRun,
     reasons: dict[int, Reason] = {}
     notes: dict[int, str] = {}
     member_of: dict[int, str] = {}
-    fused_in: dict[int, str] = {}             # node -> the op of the fused node it is in
+    fused_in: dict[int, tuple[str, str]] = {}    # node -> the fused node it is in, its op
     for fname, (fop, members) in executed.fused.items():
         ids = sorted((names[m] for m in members if m in names), key=lambda j: place.get(j, -1))
         if not ids:
             continue
-        fused_in.update((j, fop) for j in ids)
+        fused_in.update((j, (fname, fop)) for j in ids)
         anchor, rest = ids[0], ids[1:]
         forward[anchor] = fused_time.get(fname, 0.0)
         notes[anchor] = (f"runs fused with {_quoted(doc, rest, len(rest))} as '{fname}' "
@@ -280,14 +278,15 @@ def attribute(doc: GraphDocument, executed: ExecutorRun,
         elif not executed.train and node.op in _IDENTITY:
             reasons[i] = Reason("removed", "removed for inference by oneDNN's identity "
                                 f"pass: {_IDENTITY[node.op]}")
-        elif not executed.train and (host := _fc_host(doc, i, merged, fused_in)) is not None:
-            fc = doc.nodes[host].name
-            reasons[i] = Reason("dropped", "dropped for inference by oneDNN's FullyConnected "
-                                f"fusion, a defect of MXNet 1.9.1: it took this {node.op} in "
-                                f"with '{fc}', which other nodes read too, but kept only the "
-                                f"output of '{fc}' and gave that to this node's readers: they "
-                                "get a wrong input (MXNET_DISABLE_MKLDNN_FUSE_FC_ELTWISE=1 "
-                                "avoids it)")
+        elif not executed.train and (host := _fused_host(doc, i, merged, fused_in)) is not None:
+            fname, fop = fused_in[host]
+            src = doc.nodes[host].name
+            reasons[i] = Reason("dropped", f"dropped for inference by oneDNN's fusion into "
+                                f"'{fname}' ({fop}), a defect of MXNet 1.9.1: it took this "
+                                f"{node.op} in with '{src}', which other nodes read too, but "
+                                f"kept only the output of '{src}' and gave that to this "
+                                "node's readers: they get a wrong input "
+                                "(MXNET_SUBGRAPH_BACKEND=NONE avoids it)")
         elif i in silent:
             reasons[i] = Reason("unexplained", "MXNet ran it, but its profiler recorded "
                                 "no event for it")
@@ -304,16 +303,18 @@ def attribute(doc: GraphDocument, executed: ExecutorRun,
                          executed.train, operators, reasons, notes, recompute, other)
 
 
-def _fc_host(doc: GraphDocument, i: int, merged: Mapping[int, int],
-             fused_in: Mapping[int, str]) -> int | None:
-    """The FullyConnected that oneDNN fused while dropping ``i``, which reads it:
-    ``SgMKLDNNFCSelector`` takes an eltwise op after a FullyConnected in even when other
-    nodes read the FullyConnected too, and ``CreateSubgraphNode`` then keeps only the
-    first output of the pair, to which every reader of either is connected."""
+def _fused_host(doc: GraphDocument, i: int, merged: Mapping[int, int],
+                fused_in: Mapping[int, tuple[str, str]]) -> int | None:
+    """The node, fused by oneDNN, whose fusion lost ``i``, which reads it.
+
+    MXNet 1.9.1's Convolution and FullyConnected selectors (``SgMKLDNNConvSelector``,
+    ``SgMKLDNNFCSelector``) take the op after a Convolution or FullyConnected in even
+    when other nodes read that output too; ``CreateSubgraphNode`` then keeps only the
+    subgraph's first output, and connects every outside reader to it."""
+    readers = doc.consumers()
     for s, _, _ in doc.nodes[i].inputs:
         s = merged.get(s, s)
-        if opinfo.canonical_op(doc.nodes[s].op) == "FullyConnected" and \
-                fused_in.get(s) == _FC_FUSED:
+        if s in fused_in and (s in doc.head_nodes() or any(c != i for c, _ in readers[s])):
             return s
     return None
 
