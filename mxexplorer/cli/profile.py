@@ -18,12 +18,14 @@ def cmd_profile(args: argparse.Namespace) -> int:
     shape_map = common.data_shapes(doc, args)
     bar = common.TerminalProgress()
     result = profile.profile(doc.snapshot(), shape_map, ctx=args.ctx,
-                             iterations=args.iterations, progress=bar)
+                             iterations=args.iterations, train=not args.inference,
+                             progress=bar)
     bar.close()
     names = {i: doc.nodes[i].name for i in range(len(doc.nodes))}
     if args.json:
-        common.print_json({"file": args.file, **result.to_dict(names),
-                         "summary": result.summary()})
+        ops = {i: doc.nodes[i].op for i in range(len(doc.nodes))}
+        common.print_json({"file": args.file, **result.to_dict(names, ops),
+                           "summary": result.summary()})
         return 0
     out = sys.stdout
     out.write(result.summary() + "\n\n")
@@ -42,10 +44,32 @@ def cmd_profile(args: argparse.Namespace) -> int:
     out.write("\nby op type (forward and backward events):\n")
     for name, ms in sorted(result.by_type_ms.items(), key=lambda kv: -kv[1])[:args.top]:
         out.write(f"  {name:<32} {ms:>9.2f} ms {ms / total:>6.1%}\n")
-    if result.unmatched:
-        out.write("not placed on a node (gradient-only ops, or counts that differ): "
-                  + ", ".join(result.unmatched) + "\n")
+    if result.other_ms:
+        out.write("of which MXNet's own nodes, not the graph's (head gradients, gradient "
+                  "sums, copies): " + ", ".join(f"{op} {ms:.2f} ms" for op, ms in
+                                               sorted(result.other_ms.items(),
+                                                      key=lambda kv: -kv[1])) + "\n")
+    if result.unplaced:
+        out.write("profiler events matched to no node of MXNet's executor: "
+                  + ", ".join(sorted(set(result.unplaced))) + "\n")
+    _reasons(out, result, names, args.top)
     return 0
+
+
+def _reasons(out: Any, result: Any, names: dict[int, str], top: int) -> None:
+    """The nodes without a time of their own, grouped by what they say."""
+    out.write("\n" + result.coverage_line() + "\n")
+    if not result.reasons:
+        return
+    groups: dict[str, list[int]] = {}
+    for i, reason in result.reasons.items():
+        groups.setdefault(reason.kind, []).append(i)
+    for kind, nodes in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        out.write(f"{kind} ({len(nodes)}):\n")
+        for i in sorted(nodes)[:top]:
+            out.write(f"  {names[i]}: {result.reasons[i].text}\n")
+        if len(nodes) > top:
+            out.write(f"  ... {len(nodes) - top} more (--json for all)\n")
 
 
 def _ms(value: Any) -> str:
@@ -61,6 +85,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--ctx", default="cpu", metavar="cpu|gpu:N", help="device (cpu)")
     p.add_argument("--iterations", type=int, default=3,
                    help="profiled training iterations, after two of warm-up (3)")
+    p.add_argument("--inference", action="store_true",
+                   help="profile inference instead: forward only, bound without gradients "
+                        "as a deployment binds it (on the CPU oneDNN fuses layers then)")
     p.add_argument("--top", type=int, default=20, help="rows printed (20)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_profile)

@@ -83,6 +83,21 @@ class Insight(QObject):
         return {i: ms for i in set(result.forward_ms) | set(result.backward_ms)
                 if (ms := result.node_ms(i)) is not None}
 
+    def node_words(self) -> dict[int, tuple[str, str]]:
+        """For the nodes a fresh profile has words on: (the short word shown where a
+        node has no time, e.g. "merged"; what hovering it tells, the reason in full
+        and what its time includes)."""
+        result = self.fresh_profile()
+        if result is None:
+            return {}
+        words: dict[int, tuple[str, str]] = {}
+        for i in set(result.reasons) | set(result.notes):
+            reason = result.reasons.get(i)
+            text = "\n".join(t for t in (reason.text if reason else "",
+                                         result.notes.get(i, "")) if t)
+            words[i] = (reason.kind if reason else "", text)
+        return words
+
     def values(self, metric: str | None = None) -> dict[int, float]:
         """Each node's value of ``metric`` (the chosen one by default); empty when
         nothing is known (no fresh analysis, no profile)."""

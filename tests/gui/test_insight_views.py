@@ -7,7 +7,7 @@ import shutil
 import mxnet as mx
 import numpy as np
 import pytest
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor
 
 from mxexplorer.core.graph import edits
@@ -209,3 +209,33 @@ def test_checkpoint_values_follow_a_rename_and_a_prefix(make_window, qtbot, mlp_
     assert window.push_edit(edits.PrefixAllEdit("sha-"))
     qtbot.waitUntil(lambda: "sha-dense1_weight" in view.stats, timeout=WAIT_MS)
     assert view.stats["sha-dense1_weight"].mean == before
+
+
+def test_the_tree_says_why_a_node_has_no_time_and_the_note_counts_them(
+        inferred, qtbot, tmp_path) -> None:
+    from tests.core.analysis.test_profile import _small
+
+    path = tmp_path / "small-symbol.json"
+    _small().save(str(path))
+    window, _ = inferred(path, (2, 3, 8, 8))
+    doc, session = window.document, window.session
+    ids = {doc.nodes[i].name: i for i in range(len(doc.nodes))}
+    with qtbot.waitSignal(session.insight.profile_changed, timeout=WAIT_MS):
+        window.op_summary.profile_button.click()
+    profile = session.insight.fresh_profile()
+    assert profile is not None and not profile.unexplained()
+
+    def cell(name: str):
+        return window.tree.node_rows(ids[name])[0].siblingAtColumn(BAR_COLUMNS["time"])
+
+    # a twin MXNet computes once: the reason's word in the column, its words on hover
+    merged = cell("flat_b")
+    assert merged.data() == "merged"
+    assert "merged with 'flat_a'" in merged.data(Qt.ItemDataRole.ToolTipRole)
+    # forward time, no backward: the time, and why there is no more on hover
+    side = cell("side")
+    assert side.data() == metrics.format_ms(profile.node_ms(ids["side"]))
+    assert "no backward: no gradient comes back" in side.data(Qt.ItemDataRole.ToolTipRole)
+    assert cell("conv").data(Qt.ItemDataRole.ToolTipRole) is None
+    assert profile.coverage_line() in window.op_summary.note.text()
+    assert "0 unexplained" in window.op_summary.note.text()

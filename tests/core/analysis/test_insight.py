@@ -56,27 +56,6 @@ def test_node_values_are_the_analysis_figures_and_blocks_sum_their_members() -> 
 
 
 # ------------------------------------------------------------------ profile
-def test_operator_runs_merges_the_nested_pairs_and_attribute_places_them() -> None:
-    ev = []
-    for name, start, end in (("Convolution", 10, 20), ("Convolution", 9, 22),
-                             ("DeleteVariable", 23, 24), ("Activation", 25, 30),
-                             ("Activation", 25, 31), ("Convolution", 40, 50),
-                             ("_backward_Convolution", 60, 70),
-                             ("_backward_Convolution", 80, 100), ("add_n", 101, 102)):
-        ev += [{"cat": "operator", "ph": "B", "name": name, "ts": start, "pid": 0},
-               {"cat": "operator", "ph": "E", "name": name, "ts": end, "pid": 0}]
-    runs = profile.operator_runs({"traceEvents": ev})
-    assert [r[0] for r in runs] == ["Convolution", "Activation", "Convolution",
-                                    "_backward_Convolution", "_backward_Convolution", "add_n"]
-    assert runs[0][1:] == (9.0, 22.0)
-    fwd, bwd, by_type, unmatched = profile.attribute(
-        runs, [(3, "Convolution"), (4, "Activation"), (5, "Convolution")], 1)
-    assert fwd == {3: pytest.approx(0.013), 4: pytest.approx(0.006), 5: pytest.approx(0.01)}
-    # backward runs in reverse order: the last convolution's gradient comes first
-    assert bwd == {5: pytest.approx(0.01), 3: pytest.approx(0.02)}
-    assert unmatched == ("add_n",) and by_type["add_n"] == pytest.approx(0.001)
-
-
 @pytest.fixture(scope="module")
 def resnet_profile():
     doc = GraphDocument.open(RESNET)

@@ -179,8 +179,9 @@ class OpSummaryPanel(SessionPanel):
                 words += (f" The benchmark (threaded engine, bulk execution on) measured "
                           f"{plain[0].train.median_ms:.1f} ms per training iteration"
                           f" at batch {plain[0].batch}.")
-            if profile.unmatched:
-                words += " Not placed on a node: " + ", ".join(profile.unmatched) + "."
+            if profile.reasons:
+                words += (" Nodes without a time of their own say why in the tree's time "
+                          "column (hover it).")
         self.note.setText(words)
 
     def row_nodes(self, table_row: int) -> list[int]:

@@ -74,6 +74,8 @@ class InternalsModel(QAbstractItemModel):
         self.stats: GraphStats | None = None
         self.preview: dict[int, bool] = {}
         self.times: dict[int, float] = {}          # ms per iteration, of a fresh profile
+        #: the profile's words on a node: (shown where it has no time, on hover)
+        self.time_words: dict[int, tuple[str, str]] = {}
         self.marked: dict[int, str] = {}           # nodes marked in red, and why (not
         # "flags": a QAbstractItemModel method of that name is called by every view)
         self.bar: tuple[int, dict[int, float], metrics.Scale | None] = (-1, {}, None)
@@ -317,6 +319,9 @@ class InternalsModel(QAbstractItemModel):
             if recompute:
                 return self.brushes.recompute
             return self.brushes.mirror if mirrored else None
+        if col == BAR_COLUMNS["time"] and role == Qt.ItemDataRole.ToolTipRole:
+            words = self.time_words.get(node_id) if self._first_output(r) else None
+            return tip(words[1]) if words else None
         if col != 0:
             return None
         if role == Qt.ItemDataRole.FontRole:
@@ -353,6 +358,10 @@ class InternalsModel(QAbstractItemModel):
             return None
         return value / scale.high, scale.colour(value)
 
+    def _first_output(self, r: int) -> bool:
+        """The row of a node's first output (where its per-node figures show)."""
+        return self.document.internals()[self.rows.entry[r]].index == 0
+
     def _numbers(self, r: int) -> tuple[float, float, float, float]:
         entry = self.document.internals()[self.rows.entry[r]]
         ms = self.times.get(entry.node, 0.0) if entry.index == 0 else 0.0
@@ -379,6 +388,8 @@ class InternalsModel(QAbstractItemModel):
             shape = self._shape(r)
             return format_shape(shape) if shape else ""
         value = self._numbers(r)[col - 3]
+        if not value and col == BAR_COLUMNS["time"] and self._first_output(r):
+            return self.time_words.get(self.rows.node[r], ("", ""))[0]
         if not value:
             return ""
         if col == 6:

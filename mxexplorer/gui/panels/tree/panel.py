@@ -145,6 +145,7 @@ class InternalsPanel(SessionPanel):
         """The time column and the chosen metric's bars (the graph's colours)."""
         insight = self.session.insight
         self.model.times = insight.node_times()
+        self.model.time_words = insight.node_words()
         self.model.marked = insight.flags
         self.model.set_bar(insight.metric, insight.values())
 
