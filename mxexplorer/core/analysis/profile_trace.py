@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from mxexplorer.core.analysis.binding import grad_reqs
 from mxexplorer.core.analysis.shapes import Shape
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.core.runtime.mxnet_env import context, fill_for_timing, import_mxnet, mxnet_errors
@@ -183,7 +184,7 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", warmup: 
     dev = context(ctx, False)
     with mxnet_errors("MXNet cannot bind the graph for profiling"):
         sym = mx.sym.load_json(graph_json)
-        exe = sym.simple_bind(dev, grad_req="write" if train else "null",
+        exe = sym.simple_bind(dev, grad_req=grad_reqs(graph_json, shapes) if train else "null",
                               **{k: tuple(v) for k, v in shapes.items()})
     heads = fill_for_timing(mx, exe, shapes, dev)
     total = warmup + 3 * iterations

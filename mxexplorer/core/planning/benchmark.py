@@ -32,8 +32,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from mxexplorer.core.analysis.binding import grad_reqs
 from mxexplorer.core.analysis.shapes import Shape, check_allocatable
-from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.planning import benchstats
 from mxexplorer.core.planning.benchresults import (
     BenchResult,
@@ -78,23 +78,6 @@ def _gpu_free(mx: Any, spec: str) -> int | None:
         return int(free)
     except Exception:  # noqa: BLE001 - not every build reports memory
         return None
-
-
-def grad_reqs(graph_json: str, shapes: Mapping[str, Shape]) -> dict[str, str]:
-    """``grad_req`` for every argument: "null" for the inputs (those given a shape, and
-    the data and label variables of the graph), "write" for the weights.  Training
-    never needs an input's gradient, and MXNet refuses one for an ``Embedding``'s data.
-    """
-    inputs = set(shapes)
-    try:
-        doc = GraphDocument.from_json(graph_json)
-        inputs.update(doc.nodes[i].name for i in doc.data_inputs())
-    except UserError:
-        pass                         # MXNet says what is wrong with it when it loads
-    mx = import_mxnet()
-    with mxnet_errors("MXNet cannot load the graph"):
-        names = mx.sym.load_json(graph_json).list_arguments()
-    return {name: "null" if name in inputs else "write" for name in names}
 
 
 @dataclass

@@ -328,3 +328,16 @@ def test_cli_json_has_every_operator_with_a_time_or_a_reason(tmp_path, capsys) -
                  "--inference"]) == 0
     text = capsys.readouterr().out
     assert "fused into 'sg_mkldnn_conv_bn_act_0'" in text and "0 unexplained" in text
+
+
+def test_a_language_model_is_profiled_for_training(tmp_path) -> None:
+    """The profile bound every argument with a gradient, and MXNet refuses one for an
+    Embedding's data ("Embedding layer doesn't support calculate data gradient"): BERT
+    and lstm_ptb could not be profiled for training.  Inputs get no gradient."""
+    data = mx.sym.var("data")
+    embed = mx.sym.Embedding(data, input_dim=50, output_dim=8, name="embed")
+    net = mx.sym.FullyConnected(embed, num_hidden=50, flatten=False, name="scores")
+    doc = _doc(tmp_path, net)
+    result = profile.profile(doc.snapshot(), {"data": (2, 5)}, iterations=1)
+    _accounted(doc, result)
+    assert _ids(doc)["embed"] in result.forward_ms
