@@ -13,7 +13,8 @@ For every symbol file in the folders given (default: ``benchmarks/corpus``, and
 Each run ends as: ``agree`` (within 1e-4 of the output's largest value), ``differ``
 (the verdict, naming the first node that differs), ``rounding`` (it differs, but the
 first differing node agrees when fed MXNet's own inputs: rounding far inside the
-tolerance reordered near-equal scores at a sort or an NMS; not counted as agreeing),
+tolerance amplified there: near-equal scores reordered at a sort or an NMS, an exp of
+large values; not counted as agreeing),
 ``refused`` (the ops named) or ``error`` (the one-line message).  The goal of issue
 26: at least 90 % of the files MXNet loads and infers export and agree.
 
@@ -194,7 +195,7 @@ def main() -> int:
 
 #: how a run ends; ``rounding``: it differs, but the first differing node agrees when
 #: fed MXNet's own inputs (rounding far inside the tolerance upstream reorders
-#: near-equal scores at a sort or an NMS)
+#: near-equal scores at a sort or an NMS, or an exp of large values)
 OUTCOMES = ("agree", "rounding", "differ", "refused", "error")
 
 
@@ -217,7 +218,7 @@ def summarize(rows: list[Row], markdown: bool) -> None:
     near = sum(1 for r in loaded if r.runs and
                all(o in ("agree", "rounding") for o, _ in r.runs.values()))
     if near > agree:
-        print(f"  ... or differ only by rounding at a sort or NMS (the node agrees fed "
+        print(f"  ... or differ only by rounding amplified at a node (it agrees fed "
               f"MXNet's own inputs): {near} of {len(loaded)} ({near / len(loaded):.0%})")
     if markdown:
         print("\n| file | weights | outcome | detail |\n|---|---|---|---|")

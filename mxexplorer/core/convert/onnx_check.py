@@ -46,11 +46,13 @@ class NodeDifference:
     def sentence(self) -> str:
         inputs = "its inputs agree" if self.inputs_agree else "one of its inputs differs too"
         said = (f"first difference at '{self.name}' ({self.op}): max abs "
-                f"{self.max_abs:.3g} ({self.max_rel:.1%} of its largest value); {inputs}")
+                f"{self.max_abs:.3g} ({self.max_rel * 100:.2g}% of its largest value); "
+                f"{inputs}")
         if self.alone_agrees:
             said += (f"; fed MXNet's own inputs it agrees (max abs {self.alone_max_abs:.2g}):"
                      " rounding far inside the tolerance upstream changes its result "
-                     "(near-equal values sorted or suppressed differently)")
+                     "(near-equal values sorted or suppressed differently, or an exp of "
+                     "large values)")
         elif self.alone_agrees is False:
             said += (f"; fed MXNet's own inputs it still differs (max abs "
                      f"{self.alone_max_abs:.3g}): its conversion is wrong")
