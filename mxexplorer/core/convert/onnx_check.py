@@ -46,7 +46,7 @@ class NodeDifference:
     def sentence(self) -> str:
         inputs = "its inputs agree" if self.inputs_agree else "one of its inputs differs too"
         said = (f"first difference at '{self.name}' ({self.op}): max abs "
-                f"{self.max_abs:.3g} ({self.max_rel * 100:.2g}% of its largest value); "
+                f"{self.max_abs:.3g} ({_percent(self.max_rel)} of its largest value); "
                 f"{inputs}")
         if self.alone_agrees:
             said += (f"; fed MXNet's own inputs it agrees (max abs {self.alone_max_abs:.2g}):"
@@ -57,6 +57,12 @@ class NodeDifference:
             said += (f"; fed MXNet's own inputs it still differs (max abs "
                      f"{self.alone_max_abs:.3g}): its conversion is wrong")
         return said
+
+
+def _percent(share: float) -> str:
+    """200.0%, 12.5%, 0.02%: one decimal, or two figures below 0.1 %."""
+    pct = share * 100
+    return f"{pct:.1f}%" if pct >= 0.1 or pct == 0 else f"{pct:.2g}%"
 
 
 @dataclass(frozen=True)

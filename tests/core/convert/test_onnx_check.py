@@ -86,3 +86,14 @@ def test_a_softmax_output_over_4d_data_says_what_cpu_mxnet_computes(tmp_path) ->
     check = report.check
     assert check is not None
     assert check.agree or (check.first is not None and check.first.name == "prob")
+
+
+def test_the_first_differing_node_says_its_share_in_plain_percent() -> None:
+    """Seen in the window: "(2e+02% of its largest value)"; and 2e-4, past the 1e-4
+    tolerance, was printed "0.0%"."""
+    from mxexplorer.core.convert.onnx_check import NodeDifference
+
+    assert "(200.0% of its largest value)" in \
+        NodeDifference("lp", "Pooling", 2.15, 2.0, True, 2).sentence()
+    assert "(0.02% of its largest value)" in \
+        NodeDifference("exp", "exp", 0.01, 2e-4, True, 9).sentence()
