@@ -227,3 +227,36 @@ def test_benchmark_refuses_a_graph_against_itself() -> None:
     text = GraphDocument.open(str(MLP)).to_json()
     with pytest.raises(UserError, match="nothing to compare"):
         benchmark.compare(text, json.dumps(json.loads(text)), {"data": (4, 784)})
+
+
+def test_a_plan_changes_no_number_that_training_computes() -> None:
+    """One training step with and without the plan, from the same weights and inputs:
+    outputs, every gradient and the BatchNorm statistics come out bit for bit the same
+    (a plan only recomputes; issue 27 keeps this guarantee)."""
+    import numpy as np
+
+    shapes = {"data": (2, 3, 64, 64)}
+    snap = GraphDocument.open(str(R18)).snapshot()
+    result = memplan.plan(snap, shapes, stages="auto", mode="fast")
+    planned = memplan.planned_json(snap, result)
+    assert result.planned_mb < result.baseline_mb
+
+    def step(text: str) -> tuple[list, dict, dict]:
+        sym = mx.sym.load_json(text)
+        exe = sym.simple_bind(mx.cpu(), grad_req="write", **shapes)
+        rng = np.random.default_rng(5)
+        for name, arr in sorted(exe.arg_dict.items()) + sorted(exe.aux_dict.items()):
+            value = rng.uniform(0.5 if name.endswith("_var") else -1, 1, arr.shape)
+            arr[:] = value.astype("float32")
+        outs = exe.forward(is_train=True)
+        exe.backward([mx.nd.ones(o.shape) for o in outs])
+        mx.nd.waitall()
+        return ([o.asnumpy() for o in outs],
+                {k: g.asnumpy() for k, g in exe.grad_dict.items() if g is not None},
+                {k: a.asnumpy() for k, a in exe.aux_dict.items()})
+
+    (out_a, grad_a, aux_a), (out_b, grad_b, aux_b) = step(snap.json), step(planned)
+    assert all(np.array_equal(a, b) for a, b in zip(out_a, out_b))
+    assert grad_a.keys() == grad_b.keys() and len(grad_a) > 50
+    assert [k for k in grad_a if not np.array_equal(grad_a[k], grad_b[k])] == []
+    assert [k for k in aux_a if not np.array_equal(aux_a[k], aux_b[k])] == []
