@@ -15,6 +15,7 @@ from mxexplorer.core.convert import onnx_export
 from mxexplorer.core.graph import edits
 from mxexplorer.core.graph.document import GraphDocument
 from tests.conftest import CORPUS, EXAMPLES, mlp_epoch
+from tests.core.convert.exporting import export_checked
 
 
 def _trained_looking(path) -> None:
@@ -275,9 +276,7 @@ def test_prelu_slopes_broadcast_as_mxnet_does_at_any_rank(tmp_path, shape) -> No
         else mx.sym.Convolution(data, num_filter=16, kernel=(1, 1), name="conv")
     net = mx.sym.LeakyReLU(body, act_type="prelu", name="prelu")
     net = mx.sym.FullyConnected(net, num_hidden=3, name="head")
-    doc = GraphDocument.from_json(net.tojson())
-    report = onnx_export.export(net.tojson(), {"data": shape}, str(tmp_path / "p.onnx"),
-                                doc.operators(), check=True)
+    report = export_checked(net, {"data": shape}, tmp_path, name="p.onnx")
     assert report.check is not None and report.check.agree, report.lines()
     reshaped = [f for f in report.fixes if "PRelu slope" in f]
     assert bool(reshaped) == (len(shape) == 4)
@@ -289,9 +288,7 @@ def test_an_output_listed_twice_among_the_heads_is_exported_once(tmp_path) -> No
     data = mx.sym.var("data")
     fc = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
     net = mx.sym.Group([fc, mx.sym.relu(fc, name="act"), fc])
-    doc = GraphDocument.from_json(net.tojson())
-    report = onnx_export.export(net.tojson(), {"data": (2, 3)}, str(tmp_path / "d.onnx"),
-                                doc.operators(), check=True)
+    report = export_checked(net, {"data": (2, 3)}, tmp_path, name="d.onnx")
     assert report.check is not None and report.check.agree, report.lines()
     assert [o.name for o in report.check.outputs] == ["fc_output", "act_output"]
     assert any("(fc) listed again among the heads, exported once" in f for f in report.fixes)
@@ -304,9 +301,7 @@ def test_the_converters_inner_check_keeps_to_the_opset_asked_for(tmp_path) -> No
     opset, after conversion."""
     data = mx.sym.var("data")
     net = mx.sym.mean(mx.sym.relu(data, name="act"), axis=1, name="avg")
-    doc = GraphDocument.from_json(net.tojson())
-    report = onnx_export.export(net.tojson(), {"data": (2, 5, 3)}, str(tmp_path / "m.onnx"),
-                                doc.operators(), opset=13, check=True)
+    report = export_checked(net, {"data": (2, 5, 3)}, tmp_path, opset=13)
     assert report.check is not None and report.check.agree, report.lines()
 
 

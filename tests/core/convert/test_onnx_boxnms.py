@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mxexplorer.core.convert import onnx_export
-from mxexplorer.core.graph.document import GraphDocument
+from tests.core.convert.exporting import export_checked, mxnet_forward
 
 #: the fields a row is made of, by number: class, score, 4 coordinates, and a spare one
 CORNER, CENTER = (0, 1, 2, 3, 4, 5), (0, 1, 6, 7, 8, 9)
@@ -32,31 +32,18 @@ def _rows(order=CORNER, ties=False, disordered=False):
     return mx.sym.concat(*[fields[k] for k in order], dim=-1)
 
 
-def _export(net, shapes, tmp_path, opset=onnx_export.DEFAULT_OPSET):
-    doc = GraphDocument.from_json(net.tojson())
-    return onnx_export.export(net.tojson(), shapes, str(tmp_path / "m.onnx"),
-                              doc.operators(), opset=opset, check=True)
-
-
-def _mxnet(net, feed):
-    exe = net.simple_bind(mx.cpu(), grad_req="null", **{k: v.shape for k, v in feed.items()})
-    for k, v in feed.items():
-        exe.arg_dict[k][:] = v
-    return exe.forward(is_train=False)[0].asnumpy()
-
-
 def _agrees_row_for_row(net, shape, tmp_path, opset=onnx_export.DEFAULT_OPSET, seeds=6):
     """Our check agrees, and onnxruntime gives MXNet's rows on more random inputs;
     the rows each input had before and after (valid, kept) for the caller to judge."""
     import onnxruntime as ort
 
-    report = _export(net, {"raw": shape}, tmp_path, opset)
+    report = export_checked(net, {"raw": shape}, tmp_path, opset=opset)
     assert report.check is not None and report.check.agree, report.lines()
     session = ort.InferenceSession(str(tmp_path / "m.onnx"))
     counts = []
     for seed in range(seeds):
         feed = {"raw": np.random.default_rng(seed).uniform(-1, 1, shape).astype("float32")}
-        want = _mxnet(net, feed)
+        want = mxnet_forward(net, feed)
         got = session.run(None, feed)[0]
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-6, err_msg=f"seed {seed}")
@@ -67,7 +54,7 @@ def _agrees_row_for_row(net, shape, tmp_path, opset=onnx_export.DEFAULT_OPSET, s
 def _valid(net_input, shape, seeds, **attrs) -> list[int]:
     """Rows box_nms would keep without suppression (overlap_thresh 1)."""
     net = mx.sym.contrib.box_nms(net_input, **{**attrs, "overlap_thresh": 1.0})
-    return [int((_mxnet(net, {"raw": np.random.default_rng(s).uniform(
+    return [int((mxnet_forward(net, {"raw": np.random.default_rng(s).uniform(
         -1, 1, shape).astype("float32")}) != -1).any(axis=-1).sum()) for s in range(seeds)]
 
 
@@ -146,7 +133,7 @@ def test_boxes_overlapping_by_exactly_the_threshold_are_kept(tmp_path, threshold
     net = mx.sym.contrib.box_nms(rows, overlap_thresh=threshold, valid_thresh=-2)
     _agrees_row_for_row(net, (1, 8, 6), tmp_path, seeds=2)
     feed = {"raw": np.random.default_rng(0).uniform(-1, 1, (1, 8, 6)).astype("float32")}
-    assert int((_mxnet(net, feed)[0, :, 1] != -1).sum()) == kept
+    assert int((mxnet_forward(net, feed)[0, :, 1] != -1).sum()) == kept
 
 
 @pytest.mark.parametrize("attrs", [{"id_index": 0}, {"id_index": 0, "topk": 5,

@@ -6,7 +6,7 @@ import mxnet as mx
 import numpy as np
 
 from mxexplorer.core.convert import onnx_check, onnx_export
-from mxexplorer.core.graph.document import GraphDocument
+from tests.core.convert.exporting import export_checked
 
 
 def _shape_only_reader():
@@ -36,9 +36,7 @@ def test_an_output_only_zeros_like_reads_is_computed_for_the_comparison() -> Non
 
 def test_the_first_difference_is_not_an_output_mxnet_skipped(tmp_path) -> None:
     net = _shape_only_reader()
-    doc = GraphDocument.from_json(net.tojson())
-    report = onnx_export.export(net.tojson(), {"data": (3, 5)}, str(tmp_path / "g.onnx"),
-                                doc.operators(), check=True, fix_gamma=False)
+    report = export_checked(net, {"data": (3, 5)}, tmp_path, name="g.onnx", fix_gamma=False)
     assert report.check is not None and not report.check.agree
     first = report.check.first
     assert first is not None and (first.name, first.op, first.inputs_agree) == \
@@ -59,9 +57,7 @@ def test_random_weights_give_a_batchnorm_a_positive_variance_whatever_its_name(
                           mx.sym.var("bn_data_moving__tree_0_var"), fix_gamma=False,
                           name="bn__tree_0_data")
     net = mx.sym.FullyConnected(mx.sym.relu(bn, name="act"), num_hidden=3, name="fc")
-    doc = GraphDocument.from_json(net.tojson())
-    report = onnx_export.export(net.tojson(), {"data": (2, 16, 3, 3)},
-                                str(tmp_path / "g.onnx"), doc.operators(), check=True)
+    report = export_checked(net, {"data": (2, 16, 3, 3)}, tmp_path, name="g.onnx")
     assert report.check is not None and report.check.agree, report.lines()
     params, _ = onnx_export._params(mx, net, {"data": (2, 16, 3, 3)}, None, {})
     assert float(params["bn_data_moving__tree_0_var"].min().asscalar()) > 0
@@ -77,9 +73,7 @@ def test_a_softmax_output_over_4d_data_says_what_cpu_mxnet_computes(tmp_path) ->
     data = mx.sym.var("data")
     conv = mx.sym.Convolution(data, num_filter=5, kernel=(3, 3), pad=(1, 1), name="conv")
     net = mx.sym.SoftmaxOutput(conv, name="prob")
-    doc = GraphDocument.from_json(net.tojson())
-    report = onnx_export.export(net.tojson(), {"data": (2, 3, 4, 4)}, str(tmp_path / "p.onnx"),
-                                doc.operators(), check=True)
+    report = export_checked(net, {"data": (2, 3, 4, 4)}, tmp_path, name="p.onnx")
     assert any("softmax over every axis but the batch, as MXNet documents it" in f and
                "CPU oneDNN kernel takes the last axis of 4-D data" in f
                for f in report.fixes), report.fixes

@@ -12,12 +12,7 @@ from mxexplorer.cli import main
 from mxexplorer.core.convert import onnx_check, onnx_export, onnx_fixes
 from mxexplorer.core.graph.document import GraphDocument
 from tests.conftest import CORPUS, REPO
-
-
-def _export(net, shapes, tmp_path, **kwargs) -> onnx_export.ExportReport:
-    doc = GraphDocument.from_json(net.tojson())
-    return onnx_export.export(net.tojson(), shapes, str(tmp_path / "m.onnx"),
-                              doc.operators(), check=True, **kwargs)
+from tests.core.convert.exporting import agrees_with_mxnet, export_checked
 
 
 def _margin_head():
@@ -34,7 +29,7 @@ def test_a_label_fed_to_one_hot_exports_with_every_argument_typed(tmp_path) -> N
     """Issue 26, fault 5: the label had no dtype, so the export stopped ("Index type must
     be set for one_hot operator", shown as "'NoneType' object is not iterable"); every
     argument is float32, as simple_bind makes it."""
-    report = _export(_margin_head(), {"data": (2, 8)}, tmp_path)
+    report = export_checked(_margin_head(), {"data": (2, 8)}, tmp_path)
     assert report.check is not None and report.check.agree, report.lines()
 
 
@@ -50,13 +45,6 @@ def test_plan_and_bench_bind_a_label_fed_to_one_hot(tmp_path, capsys, command) -
     assert "one_hot" not in captured.err
 
 
-def _agrees_with_mxnet(net, shapes, tmp_path, fix: str) -> onnx_export.ExportReport:
-    report = _export(net, shapes, tmp_path)
-    assert report.check is not None and report.check.agree, report.lines()
-    assert [f for f in report.fixes if fix in f] or not fix, report.fixes
-    return report
-
-
 @pytest.mark.parametrize("op, meaning", [
     ("LinearRegressionOutput", "its data (identity)"),
     ("MAERegressionOutput", "its data (identity)"),
@@ -69,7 +57,7 @@ def test_regression_and_svm_heads_export_as_their_inference_meaning(tmp_path, op
     fc = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
     net = getattr(mx.sym, op)(fc, name="head")
     assert "head_label" in net.list_arguments()
-    _agrees_with_mxnet(net, {"data": (2, 5)}, tmp_path,
+    agrees_with_mxnet(net, {"data": (2, 5)}, tmp_path,
                        f"{op} 'head' exported as {meaning} (its inference meaning); its "
                        "label input 'head_label' dropped")
 
@@ -80,7 +68,7 @@ def test_softmax_activation_exports_in_both_modes(tmp_path, mode, shape) -> None
     """MTCNN's heads: 8 of the issue's files were refused for this op alone."""
     data = mx.sym.var("data")
     net = mx.sym.SoftmaxActivation(data * 2, mode=mode, name="prob1")
-    _agrees_with_mxnet(net, {"data": shape}, tmp_path, "")
+    agrees_with_mxnet(net, {"data": shape}, tmp_path, "")
 
 
 @pytest.mark.corpus
@@ -98,7 +86,7 @@ def test_image_transforms_export_as_mxnet_computes_them(tmp_path) -> None:
     net = mx.sym.image.normalize(tensor, mean=(0.485, 0.456, 0.406),
                                  std=(0.229, 0.224, 0.225), name="norm")
     for shape in [(8, 6, 3), (2, 8, 6, 3)]:
-        _agrees_with_mxnet(net, {"data": shape}, tmp_path, "")
+        agrees_with_mxnet(net, {"data": shape}, tmp_path, "")
 
 
 def test_multibox_priors_export_as_constants(tmp_path) -> None:
@@ -107,7 +95,7 @@ def test_multibox_priors_export_as_constants(tmp_path) -> None:
     anchors = mx.sym.contrib.MultiBoxPrior(conv, sizes=(0.2, 0.4), ratios=(1, 2),
                                            name="anchors")
     net = mx.sym.Group([mx.sym.relu(conv, name="act"), anchors])
-    _agrees_with_mxnet(net, {"data": (1, 3, 8, 8)}, tmp_path,
+    agrees_with_mxnet(net, {"data": (1, 3, 8, 8)}, tmp_path,
                        "MultiBoxPrior node(s) (anchors) exported as constants")
 
 
@@ -117,7 +105,7 @@ def test_a_ctc_loss_head_exports_the_graph_that_feeds_it(tmp_path) -> None:
                             shape=(0, 6, 5), name="scores")
     steps = mx.sym.transpose(scores, axes=(1, 0, 2), name="steps")
     loss = mx.sym.MakeLoss(mx.sym.contrib.CTCLoss(steps, label, name="ctc"), name="loss")
-    report = _agrees_with_mxnet(loss, {"data": (2, 8), "label": (2, 3)}, tmp_path,
+    report = agrees_with_mxnet(loss, {"data": (2, 8), "label": (2, 3)}, tmp_path,
                                 "CTCLoss 'ctc' is a training loss: the output that "
                                 "feeds it ('steps') is exported in its place")
     assert report.check is not None
@@ -130,9 +118,7 @@ def test_the_first_differing_node_is_named_in_the_cli(tmp_path, capsys) -> None:
     bn = mx.sym.BatchNorm(mx.sym.FullyConnected(data, num_hidden=4, name="fc"),
                           fix_gamma=True, name="bn")
     net = mx.sym.FullyConnected(mx.sym.relu(bn, name="act"), num_hidden=2, name="head")
-    doc = GraphDocument.from_json(net.tojson())
-    report = onnx_export.export(net.tojson(), {"data": (3, 5)}, str(tmp_path / "g.onnx"),
-                                doc.operators(), check=True, fix_gamma=False)
+    report = export_checked(net, {"data": (3, 5)}, tmp_path, name="g.onnx", fix_gamma=False)
     assert report.check is not None and not report.check.agree
     first = report.check.first
     assert first is not None and (first.name, first.op, first.inputs_agree) == \
@@ -156,12 +142,9 @@ def test_the_first_difference_search_is_bounded_and_stops_at_the_first_part(
     bn = mx.sym.BatchNorm(mx.sym.FullyConnected(data, num_hidden=4, name="fc"),
                           fix_gamma=True, name="bn")
     net = mx.sym.FullyConnected(mx.sym.relu(bn, name="act"), num_hidden=2, name="head")
-    doc = GraphDocument.from_json(net.tojson())
 
     def first(name: str) -> object:
-        report = onnx_export.export(net.tojson(), {"data": (3, 5)},
-                                    str(tmp_path / name), doc.operators(), check=True,
-                                    fix_gamma=False)
+        report = export_checked(net, {"data": (3, 5)}, tmp_path, name=name, fix_gamma=False)
         assert report.check is not None
         return report.check.first
 
@@ -197,7 +180,7 @@ def test_a_label_shape_only_the_user_can_give_reaches_mxnets_check(tmp_path) -> 
     net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(data, num_hidden=10, name="fc"),
                                mx.sym.Reshape(mx.sym.var("softmax_label"), shape=(-1,),
                                               name="lab"), name="softmax")
-    _agrees_with_mxnet(net, {"data": (1, 12), "softmax_label": (12,)}, tmp_path,
+    agrees_with_mxnet(net, {"data": (1, 12), "softmax_label": (12,)}, tmp_path,
                        "SoftmaxOutput 'softmax' exported as softmax")
 
 
@@ -210,7 +193,7 @@ def test_reshape_with_special_values_exports_its_inferred_shape(tmp_path, shape,
     ONNX", 4 corpus files: CRNN OCR, ShuffleNet channel shuffles)."""
     net = mx.sym.Reshape(mx.sym.relu(mx.sym.var("data"), name="act"), shape=shape,
                          name="split")
-    _agrees_with_mxnet(net, {"data": data}, tmp_path,
+    agrees_with_mxnet(net, {"data": data}, tmp_path,
                        "Reshape node(s) (split) given their inferred shape")
 
 
@@ -223,7 +206,7 @@ def test_inputs_read_as_indices_get_token_ids_and_lengths(tmp_path) -> None:
     embed = mx.sym.Embedding(tokens, input_dim=50, output_dim=4, name="embed")
     net = mx.sym.SequenceLast(embed, lengths, use_sequence_length=True, axis=1,
                               name="last")
-    report = _agrees_with_mxnet(net, {"tokens": (3, 7), "lengths": (3,)}, tmp_path, "")
+    report = agrees_with_mxnet(net, {"tokens": (3, 7), "lengths": (3,)}, tmp_path, "")
     assert report.check is not None
     assert "token ids below 50 for 'tokens'" in report.check.verdict()
     assert "lengths 1 to 7 for 'lengths'" in report.check.verdict()
@@ -243,7 +226,7 @@ def test_bilinear_resize_exports_both_corner_modes(tmp_path, align_corners) -> N
     align_corners=False the output was 20 % off (found by probing ops)."""
     net = mx.sym.contrib.BilinearResize2D(mx.sym.var("data"), height=11, width=9,
                                           align_corners=align_corners, name="up")
-    _agrees_with_mxnet(net, {"data": (1, 3, 7, 7)}, tmp_path, "")
+    agrees_with_mxnet(net, {"data": (1, 3, 7, 7)}, tmp_path, "")
 
 
 def test_a_deconvolution_without_no_bias_exports_with_mxnets_default(tmp_path) -> None:
@@ -256,7 +239,7 @@ def test_a_deconvolution_without_no_bias_exports_with_mxnets_default(tmp_path) -
     for node in graph["nodes"]:
         node.get("attrs", {}).pop("no_bias", None)
     net = mx.sym.load_json(json.dumps(graph))
-    _agrees_with_mxnet(net, {"data": (1, 3, 5, 5)}, tmp_path,
+    agrees_with_mxnet(net, {"data": (1, 3, 5, 5)}, tmp_path,
                        "Deconvolution node(s) (up) given no_bias=True")
 
 
@@ -271,7 +254,7 @@ def test_a_prelu_after_a_fully_connected_exports_when_the_dropped_label_has_a_sh
     act = mx.sym.LeakyReLU(fc1, act_type="prelu", name="act")
     fc2 = mx.sym.FullyConnected(act, num_hidden=3, name="fc2")
     net = mx.sym.LinearRegressionOutput(fc2, mx.sym.var("emotions"), name="head")
-    _agrees_with_mxnet(net, {"data": (2, 5), "emotions": (2, 3)}, tmp_path,
+    agrees_with_mxnet(net, {"data": (2, 5), "emotions": (2, 3)}, tmp_path,
                        "LinearRegressionOutput 'head' exported as its data")
 
 
@@ -283,7 +266,7 @@ def test_a_slice_channel_of_more_than_100_outputs_exports(tmp_path, squeeze) -> 
     steps = mx.sym.SliceChannel(mx.sym.var("data"), num_outputs=200, axis=1,
                                 squeeze_axis=squeeze, name="steps")
     net = mx.sym.Group([mx.sym.relu(steps[k], name=f"act{k}") for k in (0, 99, 100, 157, 199)])
-    _agrees_with_mxnet(net, {"data": (2, 200, 3)}, tmp_path,
+    agrees_with_mxnet(net, {"data": (2, 200, 3)}, tmp_path,
                        "SliceChannel node(s) (steps) of more than 100 outputs split in two")
 
 
@@ -291,7 +274,7 @@ def test_a_slice_channel_of_a_prime_number_of_outputs_over_100_is_refused_by_nam
         tmp_path) -> None:
     steps = mx.sym.SliceChannel(mx.sym.var("data"), num_outputs=101, axis=1, name="steps")
     with pytest.raises(onnx_export.UserError, match="SliceChannel 'steps'.* 101 outputs"):
-        _export(mx.sym.relu(steps[100], name="act"), {"data": (2, 101)}, tmp_path)
+        export_checked(mx.sym.relu(steps[100], name="act"), {"data": (2, 101)}, tmp_path)
 
 
 def test_a_converter_failure_names_the_node_and_its_op(tmp_path) -> None:
@@ -300,7 +283,7 @@ def test_a_converter_failure_names_the_node_and_its_op(tmp_path) -> None:
     net = mx.sym.topk(mx.sym.var("data"), k=2, ret_typ="mask", name="top")
     with pytest.raises(onnx_export.UserError,
                        match=r"failed at 'top' \(topk\): NotImplementedError"):
-        _export(net, {"data": (2, 5)}, tmp_path)
+        export_checked(net, {"data": (2, 5)}, tmp_path)
 
 
 def _detections(data, flipped: bool = False):
@@ -333,4 +316,4 @@ def test_box_nms_exports_as_mxnet_computes_it(tmp_path, attrs, flipped) -> None:
     no area for MXNet (it overlaps nothing), onnxruntime swaps its corners."""
     net = mx.sym.contrib.box_nms(_detections(mx.sym.var("data"), flipped), coord_start=2,
                                  score_index=1, name="nms", **attrs)
-    _agrees_with_mxnet(net, {"data": (2, 80, 6)}, tmp_path, "")
+    agrees_with_mxnet(net, {"data": (2, 80, 6)}, tmp_path, "")

@@ -10,6 +10,7 @@ import pytest
 from mxexplorer.core.convert import onnx_export
 from mxexplorer.core.graph.document import GraphDocument
 from tests.conftest import CORPUS, require_corpus
+from tests.core.convert.exporting import export_checked, mxnet_forward
 
 SHAPES = {"data": (1, 4, 3, 3), "cls": (2, 4, 36), "loc": (2, 36 * 4)}
 
@@ -24,19 +25,6 @@ def _detection(ties: bool = False, **attrs):
         prob = mx.sym.floor(prob * 8, name="eighths") / 8
     loc = mx.sym.var("loc") * 0.5
     return mx.sym.contrib.MultiBoxDetection(prob, loc, anchors, name="det", **attrs)
-
-
-def _export(net, shapes, tmp_path) -> onnx_export.ExportReport:
-    doc = GraphDocument.from_json(net.tojson())
-    return onnx_export.export(net.tojson(), shapes, str(tmp_path / "m.onnx"),
-                              doc.operators(), check=True)
-
-
-def _mxnet(net, feed):
-    exe = net.simple_bind(mx.cpu(), grad_req="null", **{k: v.shape for k, v in feed.items()})
-    for k, v in feed.items():
-        exe.arg_dict[k][:] = v
-    return exe.forward(is_train=False)[0].asnumpy()
 
 
 def _feeds(seeds):
@@ -66,13 +54,13 @@ def test_multibox_detection_exports_as_mxnet_computes_it(tmp_path, attrs, ties) 
     import onnxruntime as ort
 
     net = _detection(ties, **attrs)
-    report = _export(net, SHAPES, tmp_path)
+    report = export_checked(net, SHAPES, tmp_path)
     assert report.check is not None and report.check.agree, report.lines()
     session = ort.InferenceSession(str(tmp_path / "m.onnx"))
     names = [i.name for i in session.get_inputs()]
     marked = 0
     for feed in _feeds(range(5)):
-        want = _mxnet(net, feed)
+        want = mxnet_forward(net, feed)
         got = session.run(None, {k: v for k, v in feed.items() if k in names})[0]
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
         marked += _suppressed(want)
@@ -91,19 +79,17 @@ def test_boxes_overlapping_by_exactly_the_threshold_are_suppressed(tmp_path, for
                                            nms_threshold=1, force_suppress=force,
                                            name="det")
     shapes = {"data": (1, 4, 3, 3), "cls": (2, 4, 18), "loc": (2, 18 * 4)}
-    report = _export(net, shapes, tmp_path)
+    report = export_checked(net, shapes, tmp_path)
     assert report.check is not None and report.check.agree, report.lines()
     feed = {k: np.random.default_rng(11).uniform(-1, 1, v).astype("float32")
             for k, v in shapes.items()}
-    assert _suppressed(_mxnet(net, feed)) >= (9 if force else 1)
+    assert _suppressed(mxnet_forward(net, feed)) >= (9 if force else 1)
 
 
 @pytest.mark.parametrize("attrs", [{}, {"force_suppress": True, "nms_topk": 7}])
 def test_multibox_detection_exports_at_opset_12(tmp_path, attrs) -> None:
     net = _detection(**attrs)
-    doc = GraphDocument.from_json(net.tojson())
-    report = onnx_export.export(net.tojson(), SHAPES, str(tmp_path / "m.onnx"),
-                                doc.operators(), opset=12, check=True)
+    report = export_checked(net, SHAPES, tmp_path, opset=12)
     assert report.check is not None and report.check.agree, report.lines()
 
 
@@ -136,7 +122,7 @@ def test_ssd_training_heads_drop_the_loss_and_the_targets(tmp_path) -> None:
     detections are exported and agree."""
     shapes = {"data": (1, 4, 3, 3), "cls_pred": (2, 4, 36), "loc_pred": (2, 36 * 4),
               "label": (2, 3, 5)}
-    report = _export(_ssd_training(), shapes, tmp_path)
+    report = export_checked(_ssd_training(), shapes, tmp_path)
     assert report.check is not None and report.check.agree, report.lines()
     assert [o.name for o in report.check.outputs] == ["cls_prob_output", "det_out_output"]
     fixes = " | ".join(report.fixes)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import mxnet as mx
 import pytest
 
-from tests.core.convert.test_onnx_heads import _agrees_with_mxnet
+from tests.core.convert.exporting import agrees_with_mxnet
 
 
 def test_erf_exports_as_onnx_erf(tmp_path) -> None:
     """BERT's GELU: 0.5 x (1 + erf(x / sqrt 2)) (djl's static_bert_qa was refused)."""
     data = mx.sym.var("data")
     net = mx.sym.erf(data * 3, name="erf")
-    _agrees_with_mxnet(net, {"data": (2, 7)}, tmp_path, "")
+    agrees_with_mxnet(net, {"data": (2, 7)}, tmp_path, "")
 
 
 @pytest.mark.parametrize("axis", [0, 1])
@@ -26,13 +26,13 @@ def test_sequence_last_exports_on_both_axes(tmp_path, axis, shape, lengths) -> N
     data = mx.sym.var("data")
     if not lengths:
         net = mx.sym.SequenceLast(data * 2, axis=axis, name="last")
-        _agrees_with_mxnet(net, {"data": shape}, tmp_path, "")
+        agrees_with_mxnet(net, {"data": shape}, tmp_path, "")
         return
     steps, batch = shape[axis], shape[1 - axis]
     seen = mx.sym.clip(mx.sym.floor((mx.sym.var("lens") + 1) * (steps / 2.0)), 1, steps)
     net = mx.sym.SequenceLast(data * 2, seen, use_sequence_length=True, axis=axis,
                               name="last")
-    _agrees_with_mxnet(net, {"data": shape, "lens": (batch,)}, tmp_path, "")
+    agrees_with_mxnet(net, {"data": shape, "lens": (batch,)}, tmp_path, "")
 
 
 def _rnn(mode: str, layers: int, zeros: bool = False):
@@ -58,14 +58,14 @@ def test_an_rnn_without_state_outputs_exports(tmp_path, mode, layers) -> None:
     shapes = {"data": (5, 2, 6), "state0": (layers, 2, 6)}
     if mode == "lstm":
         shapes["state1"] = (layers, 2, 6)
-    _agrees_with_mxnet(net, shapes, tmp_path, "RNN node(s) (rnn) exported with "
+    agrees_with_mxnet(net, shapes, tmp_path, "RNN node(s) (rnn) exported with "
                                               "state_outputs=True")
 
 
 def test_an_rnn_head_with_zero_begin_states_exports(tmp_path) -> None:
     """lstm_ptb's shape: begin states ``_zeros`` of batch 0 (inferred), the RNN a
     head."""
-    _agrees_with_mxnet(_rnn("lstm", 2, zeros=True), {"data": (5, 2, 6)}, tmp_path,
+    agrees_with_mxnet(_rnn("lstm", 2, zeros=True), {"data": (5, 2, 6)}, tmp_path,
                        "RNN node(s) (rnn)")
 
 
@@ -82,4 +82,4 @@ def test_l2_normalization_exports_in_every_mode(tmp_path, mode, shape, eps) -> N
     channel, as LpNormalization without eps: 37 % off at eps 0.5."""
     data = mx.sym.var("data")
     net = mx.sym.L2Normalization(data * 2, mode=mode, eps=eps, name="l2")
-    _agrees_with_mxnet(net, {"data": shape}, tmp_path, "")
+    agrees_with_mxnet(net, {"data": shape}, tmp_path, "")
