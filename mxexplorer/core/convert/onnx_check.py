@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from mxexplorer.core.analysis.shapes import Shape
+from mxexplorer.core.graph import opinfo
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.core.runtime.mxnet_env import argument_types, mxnet_errors
 
@@ -125,7 +126,7 @@ def index_inputs(graph_json: str, data_shape: Callable[[str], Shape | None]
     variables = {i: n["name"] for i, n in enumerate(nodes) if n.get("op") == "null"}
     out: dict[str, tuple[int, int]] = {}
     for node in nodes:
-        attrs = node.get("attrs", node.get("param", {})) or {}
+        attrs = opinfo.node_attrs(node)
         inputs = node.get("inputs", [])
         if node.get("op") == "Embedding" and inputs and inputs[0][0] in variables:
             dim = int(attrs.get("input_dim", 1))

@@ -56,7 +56,7 @@ def fix_rnn_state_outputs(graph: dict[str, Any]) -> list[str]:
     output 0, the only one the graph uses, is unchanged."""
     fixed = []
     for node in graph["nodes"]:
-        attrs = node.get("attrs", node.get("param", {})) or {}
+        attrs = opinfo.node_attrs(node)
         if node.get("op") == "RNN" and not opinfo.flag(attrs, "state_outputs"):
             node["attrs"] = {**attrs, "state_outputs": "True"}
             node.pop("param", None)
@@ -104,7 +104,7 @@ def fix_training_heads(graph: dict[str, Any], rank: Callable[[str], int | None]
             continue
         dropped = _label_note(nodes, node)
         if op == "SoftmaxOutput":
-            attrs = node.get("attrs", node.get("param", {})) or {}
+            attrs = opinfo.node_attrs(node)
             flag = {k: opinfo.flag(attrs, k) for k in ("multi_output", "preserve_shape")}
             new, node["attrs"] = "softmax", {"axis": "1" if flag["multi_output"] else "-1"}
             flattened = not any(flag.values()) and rank(node["name"]) != 2
@@ -385,7 +385,7 @@ def fix_special_reshapes(graph: dict[str, Any], shapes: InputRanks) -> list[str]
     for node in graph["nodes"]:
         if node.get("op") not in ("Reshape", "reshape"):
             continue
-        attrs = node.get("attrs", node.get("param", {})) or {}
+        attrs = opinfo.node_attrs(node)
         wanted = set(opinfo.tuple_attr(attrs, "shape") or ())
         out = shapes.entry(f"{node['name']}_output")
         if not wanted & SPECIAL_RESHAPE or out is None:

@@ -75,6 +75,13 @@ def spec(op: str) -> OpSpec | None:
     return table.get(found.canonical, found)
 
 
+def node_attrs(node: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON node's attributes, whatever its file's generation calls them (``attrs``,
+    ``attr``, or ``param`` in MXNet's older files)."""
+    found = node.get("attrs") or node.get("attr") or node.get("param") or {}
+    return found if isinstance(found, dict) else {}
+
+
 def flag(attrs: Mapping[str, str], key: str, default: bool = False) -> bool:
     """Parse a boolean operator attribute the way dmlc does ("True", "1", "true")."""
     value = attrs.get(key)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mxexplorer.core.graph import opinfo
 from mxexplorer.core.planning import benchstats
 
 
@@ -118,9 +119,9 @@ def workspace_limit_mb(graph_json: str) -> float | None:
     for node in data.get("nodes", []) if isinstance(data, dict) else []:
         if node.get("op") not in ("Convolution", "Deconvolution"):
             continue
-        attrs = node.get("attrs") or node.get("attr") or node.get("param") or {}
+        attrs = opinfo.node_attrs(node)
         try:
-            value = float(attrs.get("workspace", 1024)) if isinstance(attrs, dict) else 1024.0
+            value = float(attrs.get("workspace", 1024))
         except (TypeError, ValueError):
             value = 1024.0
         most = value if most is None else max(most, value)

@@ -317,3 +317,19 @@ def test_box_nms_exports_as_mxnet_computes_it(tmp_path, attrs, flipped) -> None:
     net = mx.sym.contrib.box_nms(_detections(mx.sym.var("data"), flipped), coord_start=2,
                                  score_index=1, name="nms", **attrs)
     agrees_with_mxnet(net, {"data": (2, 80, 6)}, tmp_path, "")
+
+
+def test_a_legacy_file_keeps_its_attributes_through_the_fixes(tmp_path) -> None:
+    """A file of MXNet's older format names a node's attributes ``param``; the flatten
+    fix reads and writes them there (a review feared it would lose ``num_hidden``: it
+    did not, this holds it)."""
+    net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
+    graph = json.loads(net.tojson())
+    for node in graph["nodes"]:
+        if node["op"] == "FullyConnected":
+            node["param"] = {k: v for k, v in node.pop("attrs").items() if k != "flatten"}
+    text = json.dumps(graph)
+    report = onnx_export.export(text, {"data": (2, 2, 2)}, str(tmp_path / "l.onnx"),
+                                GraphDocument.from_json(text).operators(), check=True)
+    assert report.check is not None and report.check.agree, report.lines()
+    assert report.check.outputs[0].shape == (2, 3)
