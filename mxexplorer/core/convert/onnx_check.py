@@ -302,7 +302,8 @@ def run_onnx(blob: bytes, feed: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: the most bytes of intermediate outputs marked at once on each side (Mask R-CNN's
-#: thousands of outputs, all marked, took its search past 17 GB)
+#: thousands of outputs, all marked at once, had its search killed for lack of memory
+#: on a 23 GB machine)
 SEARCH_BYTES = 512 * 2**20
 
 
@@ -324,10 +325,12 @@ def first_difference(mx: Any, onnx: Any, model: Any, original: Any,
     pairs = [(e, onnx_name(e)) for e in entries if onnx_name(e) in typed]
     same: set[str] = set()
     compared = 0
+    marked = onnx.ModelProto()          # one copy, its extra outputs changed per part
+    marked.CopyFrom(model)
+    heads = len(marked.graph.output)
+    outputs = {o.name for o in marked.graph.output}
     for part in _parts(pairs, _entry_bytes(internals, shapes)):
-        marked = onnx.ModelProto()
-        marked.CopyFrom(model)
-        outputs = {o.name for o in marked.graph.output}
+        del marked.graph.output[heads:]
         marked.graph.output.extend(typed[t] for _, t in part if t not in outputs)
         got = run_onnx(marked.SerializeToString(), onnx_feed)
         want = forward_entries(mx, original, [e for e, _ in part], shapes, feed, params)
