@@ -34,29 +34,11 @@ def cmd_onnx(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from mxexplorer.core.analysis import diff
-    from mxexplorer.core.graph.document import GraphDocument
-    from mxexplorer.core.runtime.errors import UserError
+    from mxexplorer import api
 
-    a, b = GraphDocument.open(args.a), GraphDocument.open(args.b)
-    shapes_a = shapes_b = None
-    stopped: dict[str, str | None] = {}
-    if args.shape:
-        from mxexplorer.core.analysis.shapes import infer_document
-
-        given = common.shape_args(args.shape)
-        inferred = {side: infer_document(doc, doc.to_json(), given, param_shapes=doc.param_shapes())
-                    for side, doc in (("a", a), ("b", b))}
-        shapes_a, shapes_b = inferred["a"].by_entry, inferred["b"].by_entry
-        stopped = {side: r.error.one_line() if r.error is not None else None
-                   for side, r in inferred.items()}
-    result = diff.compare(a, b, shapes_a, shapes_b, stopped)
-    if args.params:
-        if not a.params_path or not b.params_path:
-            missing = args.a if not a.params_path else args.b
-            raise UserError(f"--params: no checkpoint beside {missing} "
-                            "(prefix-symbol.json with prefix-NNNN.params)")
-        diff.compare_params(result, a, b, a.params_path, b.params_path)
+    found = api.diff(args.a, args.b, params=args.params,
+                     shapes=common.shape_args(args.shape) if args.shape else None)
+    result, a, b = found.result, found.a.document, found.b.document
     if args.json:
         common.print_json({"a": args.a, "b": args.b, **result.to_dict(a, b)})
         return 0 if result.same else 1

@@ -49,26 +49,20 @@ def _version(v: int) -> str:
 
 
 def cmd_infer(args: argparse.Namespace) -> int:
-    from mxexplorer.core.analysis import report, shapes, stats
+    from mxexplorer import api
+    from mxexplorer.core.analysis import shapes
     from mxexplorer.core.analysis.stats import human_bytes, human_count
-    from mxexplorer.core.graph.document import GraphDocument
 
-    shape_map = common.shape_args(args.shape)
-    doc = GraphDocument.open(args.file)
-    if not shape_map:
-        shape_map = {k: v for k, v in doc.shape_hints().items()
-                     if k in {doc.nodes[i].name for i in doc.data_inputs()}}
-    if not shape_map:
-        inputs = ", ".join(doc.nodes[i].name for i in doc.data_inputs()) or "none"
-        raise UserError(f"give the input shapes with --shape NAME=D1,D2,... "
-                        f"(inputs: {inputs})")
-    dtypes = {name: args.dtype for name in shape_map}
-    analysis = stats.analyze(doc.snapshot(), shape_map, dtypes)
-    result = analysis.shapes
-    data = report.inference(doc, result, analysis.stats)
+    graph = api.open(args.file)
+    try:
+        found = graph.infer(common.shape_args(args.shape), dtype=args.dtype, strict=False)
+    except api.ShapesMissing as exc:
+        raise UserError("give the input shapes with --shape NAME=D1,D2,... (inputs: "
+                        f"{', '.join(exc.inputs) or 'none'})") from None
+    data = found.to_dict()
     if args.json:
         common.print_json(data)
-    elif result.error is None and args.by_op:
+    elif found.error is None and args.by_op:
         sys.stdout.write(f"{'op':<22} {'count':>6} {'params':>10} {'MACs':>10} {'share':>5} "
                          f"{'memory':>10} {'share':>5}\n")
         for row in data["by_op"]:
@@ -77,7 +71,7 @@ def cmd_infer(args: argparse.Namespace) -> int:
                 f"{human_count(row['macs']):>10} {row['macs_share']:>5.0%} "
                 f"{human_bytes(row['activation_bytes']):>10} "
                 f"{row['activation_bytes_share']:>5.0%}\n")
-    elif result.error is None:
+    elif found.error is None:
         out = sys.stdout
         width = max((len(r["name"]) for r in data["internals"]), default=10)
         width = min(width, 60)
@@ -97,11 +91,10 @@ def cmd_infer(args: argparse.Namespace) -> int:
                   "(all operator outputs, one forward pass)\n")
         if data["uncounted_ops"]:
             out.write(f"uncounted   {', '.join(data['uncounted_ops'])} (0 MACs assumed)\n")
-        if data["missing_inputs"] and not result.error:
+        if data["missing_inputs"] and not found.error:
             out.write(f"unknown     no shape for {common.listed(data['missing_inputs'])}\n")
-    if result.error is not None:
-        sys.stderr.write(f"mxexplorer: error: shape inference stopped at "
-                         f"{result.error.one_line()}\n")
+    if found.error is not None:
+        sys.stderr.write(f"mxexplorer: error: shape inference stopped at {found.error}\n")
         return 2
     return 0
 

@@ -22,18 +22,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     bar = common.TerminalProgress()
     try:
         return _plan(args, doc, shape_map, snap, bar)
-    except memplan.NoStagesError as exc:
-        raise UserError(f"{exc}: tag the stage nodes mirror_stage, or plan with "
-                        "--stages auto (cut vertices)") from None
+    except memplan.NoStagesError:
+        raise UserError("no node carries mirror_stage: tag the stage nodes mirror_stage, "
+                        "or plan with --stages auto (cut vertices)") from None
 
 
 def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ...]],
           snap: Any, bar: common.TerminalProgress) -> int:
     import textwrap
 
-    from mxexplorer.core.graph.document import GraphDocument
-    from mxexplorer.core.planning import jobs, memplan, plansearch
-    from mxexplorer.core.runtime import files
+    from mxexplorer import api
+    from mxexplorer.core.planning import jobs, plansearch
 
     if args.budget is not None:
         fit = jobs.largest_batch(snap, shape_map, args.budget, ctx=args.ctx,
@@ -49,34 +48,15 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
                              f"planned     largest batch {fit.planned_batch} "
                              f"({fit.planned_mb or 0:.0f} MB)\n")
         return 0
-    result = jobs.plan(snap, shape_map, ctx=args.ctx, stages=args.stages,
-                       threshold_mb=args.threshold, mode=args.search, progress=bar,
-                       target=args.target)
+    report = api.Graph(doc).plan(shape_map, search=args.search, ctx=args.ctx,
+                                 stages=args.stages, threshold_mb=args.threshold,
+                                 within_mb=args.within, for_device=args.target,
+                                 progress=bar)
     bar.close()
-    best = result.best
-    if args.within is not None:
-        pick = plansearch.pick_within(result.probes, args.within)
-        best = result.plan_for(GraphDocument.from_snapshot(snap), pick)
+    result, best = report.result, report.plan
     if args.output:
-        files.write_atomic(args.output, memplan.planned_json(snap, result, plan=best))
-    planned_mb = best.cost_mb if best is not None else result.baseline_mb
-    data = {
-        "file": args.file, "device": args.ctx, "shapes": {k: list(v) for k, v in shape_map.items()},
-        "baseline_mb": result.baseline_mb, "planned_mb": planned_mb,
-        "saving": 1 - planned_mb / result.baseline_mb if result.baseline_mb else 0.0,
-        "threshold_mb": best.threshold_mb if best else None,
-        "stages": len(result.stages), "stage_source": result.stage_source,
-        "kept": len(best.kept) if best else 0,
-        "recompute_macs": best.recompute_macs if best else 0,
-        "forward_macs": best.forward_macs if best else 0,
-        "recompute_share": best.recompute_share if best else 0.0,
-        "seconds": result.seconds, "output": args.output,
-        "summary": plansearch.describe(result, best) if best else "",
-        "state_bytes": result.state_bytes,
-        "front": [{"cost": p.cost_mb, "recompute_share": p.recompute_share}
-                  for p in plansearch.front(result.probes)],
-        "probes": [p.to_dict() for p in result.probes],
-    }
+        report.save(args.output, overwrite=True)
+    data = {"file": args.file, **report.to_dict(), "output": args.output}
     if args.json:
         common.print_json(data)
         return 0
