@@ -9,16 +9,15 @@ from mxexplorer.cli import common
 
 
 def cmd_onnx(args: argparse.Namespace) -> int:
+    from mxexplorer import api
     from mxexplorer.core.convert import onnx_export
-    from mxexplorer.core.graph.document import GraphDocument
 
-    doc = GraphDocument.open(args.file)
-    shape_map = common.data_shapes(doc, args)
+    graph = api.open(args.file)
+    shape_map = common.data_shapes(graph.document, args)
     bar = common.TerminalProgress()
     try:
-        report = onnx_export.export_snapshot(doc.snapshot(), shape_map, args.output,
-                                             opset=args.opset, check=args.check,
-                                             inputs=args.input, progress=bar)
+        report = graph.to_onnx(args.output, shape_map, opset=args.opset, check=args.check,
+                               inputs=args.input, progress=bar)
     except onnx_export.UnsupportedOps as exc:
         bar.close()
         if args.json:
