@@ -169,6 +169,12 @@ def test_the_installed_wheel_runs_outside_the_tree(built, tmp_path) -> None:
                "--check")            # the export and MXNet's check run in a child process
     assert onnx.returncode == 0 and "outputs agree within 0.0001" in onnx.stdout, \
         onnx.stderr[-2000:]
+    api = run(str(venv / "bin" / "python"), "-c",
+              "import mxexplorer\nfrom mxexplorer import memonger\n"
+              "g = mxexplorer.open(mxexplorer.example())\n"
+              "print(g.path, g.infer(data=(1, 3, 224, 224)).macs)\n")
+    assert api.returncode == 0, api.stderr[-2000:]     # the library API, installed
+    assert api.stdout.split() == [example_path, "1821450216"], api.stdout
     shot = work / "shot.png"
     picture = run(tool, example_path, "--shape", "data=1,3,224,224", "--screenshot", str(shot))
     assert picture.returncode == 0, picture.stderr[-3000:]
