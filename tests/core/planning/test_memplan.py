@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import math
 import threading
 
 import mxnet as mx
@@ -13,6 +12,7 @@ from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.planning import benchmark, memplan
 from mxexplorer.core.runtime.errors import Cancelled, UserError
 from mxexplorer.core.runtime.progress import CancelToken
+from tests import memonger_reference
 from tests.conftest import EXAMPLES
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
@@ -21,38 +21,9 @@ R18_SHAPES = {"data": (8, 3, 224, 224)}
 
 
 def _reference_tags(sym, threshold_mb: int, shapes) -> dict[str, str]:
-    """The published memonger tagging, written against MXNet's own symbol API."""
-    threshold = threshold_mb << 20
-    sym = sym.__copy__()
-    internals = sym.get_internals()
-    _, out_shapes, _ = internals.infer_shape(**shapes)
-    local = 0
-    last_stage, decision = "", ""
-
-    def is_param(name: str) -> bool:
-        return name != "data" and name.endswith(("weight", "bias", "beta", "gamma"))
-
-    for idx, (name, shape) in enumerate(zip(internals.list_outputs(), out_shapes)):
-        if is_param(name):
-            continue
-        size = math.prod(shape) * 4
-        out = internals[idx]
-        local += size
-        out._set_attr(force_mirroring="True")
-        stage = out.attr("mirror_stage")
-        if stage is None:
-            continue
-        if stage == "True" or stage != last_stage:
-            if local > threshold:
-                local = 0
-                decision = "False"
-                out._set_attr(force_mirroring="False")
-            else:
-                decision = "True"
-            last_stage = stage
-        elif decision == "False":
-            out._set_attr(force_mirroring="False")
-    nodes = json.loads(sym.tojson())["nodes"]
+    """The published memonger tagging (tests/memonger_reference.py), by node name."""
+    tagged, _, _ = memonger_reference.tag(sym, threshold_mb, **shapes)
+    nodes = json.loads(tagged.tojson())["nodes"]
     return {n["name"]: n.get("attrs", {}).get("__force_mirroring__") for n in nodes
             if n.get("attrs", {}).get("__force_mirroring__") is not None}
 
