@@ -379,7 +379,7 @@ class Inference:
     """Shapes and figures at given input shapes (:meth:`Graph.infer`).
 
     ``shapes`` maps every internal name to its shape (None where unknown), in MXNet's
-    order; ``params``, ``macs``, ``flops`` (2 x MACs) and ``activation_bytes`` (every
+    order, and ``bytes`` to its memory; ``params``, ``macs``, ``flops`` (2 x MACs) and ``activation_bytes`` (every
     operator output of one forward pass) are totals; ``by_op`` is the op summary.
     """
 
@@ -390,6 +390,10 @@ class Inference:
         self.shapes: dict[str, Shape | None] = dict(zip(graph.internals,
                                                         result.internal_shapes))
         st = analysis.stats
+        #: bytes of every internal at these shapes (inputs and weights included)
+        self.bytes: dict[str, int] = {
+            e.name: st.per_entry_bytes.get((e.node, e.index), 0)
+            for e in graph.document.internals()}
         self.params: int = st.params
         self.aux_values: int = st.aux_values
         self.macs: int = st.macs

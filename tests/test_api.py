@@ -77,6 +77,8 @@ def test_infer_gives_every_internal_and_the_totals_the_cli_prints(capsys) -> Non
     inf = g.infer(data=(1, 3, 224, 224))
     assert inf.complete and inf.error is None
     assert inf.shapes["resnetv10_dense0_fwd_output"] == (1, 1000)
+    assert inf.bytes["resnetv10_dense0_fwd_output"] == 4000
+    assert inf.bytes["data"] == 3 * 224 * 224 * 4
     assert inf.flops == 2 * inf.macs and inf.params == 11_689_512
     assert inf.by_op[0]["op"] == "Convolution"
     assert main(["infer", g.path, "--shape", "data=1,3,224,224", "--json"]) == 0
