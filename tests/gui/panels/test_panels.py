@@ -344,3 +344,21 @@ def test_the_threshold_view_says_when_no_threshold_was_costed(qtbot) -> None:
     assert not title.isVisible()
     assert len(plot.points.data) == 1 and len(plot.local_points.data) == 1
     assert len(plot.best_point.data) == 1
+
+
+def test_tree_elides_names_at_their_start_and_ops_at_their_end(alone) -> None:
+    """A long name loses its shared prefix ("...stage1_conv0_fwd_output"); an op keeps
+    its start ("FullyConn..." told apart, where "...yConnected" read as noise)."""
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    tree, session = alone(InternalsPanel, _mlp())
+    fc1 = session.document.find("fc1")[0]
+    name_cell = tree.node_rows(fc1)[0]
+    elide = {}
+    for col in (0, 1, 2):
+        option = QStyleOptionViewItem()
+        option.textElideMode = tree.view.textElideMode()
+        tree.view.itemDelegate().initStyleOption(option, name_cell.siblingAtColumn(col))
+        elide[col] = option.textElideMode
+    assert elide == {0: Qt.TextElideMode.ElideLeft, 1: Qt.TextElideMode.ElideRight,
+                     2: Qt.TextElideMode.ElideRight}

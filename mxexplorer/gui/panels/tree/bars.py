@@ -3,7 +3,7 @@ column's text (the length: share of the column's largest value; the colour: the 
 the graph gives the node)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
@@ -13,6 +13,14 @@ BAR_HEIGHT = 4.0
 
 
 class MetricBar(QStyledItemDelegate):
+    def initStyleOption(self, option: QStyleOptionViewItem,
+                        index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        # the view elides at the start (names share a model prefix); every other
+        # column keeps its start: "FullyConn..." reads, "...yConnected" does not
+        if index.column() != 0:
+            option.textElideMode = Qt.TextElideMode.ElideRight  # type: ignore[attr-defined]
+
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
         super().paint(painter, option, index)
