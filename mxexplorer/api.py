@@ -379,8 +379,9 @@ class Inference:
     """Shapes and figures at given input shapes (:meth:`Graph.infer`).
 
     ``shapes`` maps every internal name to its shape (None where unknown), in MXNet's
-    order, and ``bytes`` to its memory; ``params``, ``macs``, ``flops`` (2 x MACs) and ``activation_bytes`` (every
-    operator output of one forward pass) are totals; ``by_op`` is the op summary.
+    order, and ``bytes`` to its memory; ``params``, ``macs``, ``flops`` (2 x MACs) and
+    ``activation_bytes`` (every operator output of one forward pass) are totals;
+    ``by_op`` is the op summary.
     """
 
     def __init__(self, graph: Graph, analysis: stats.AnalysisResult):
