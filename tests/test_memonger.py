@@ -4,14 +4,16 @@ trains; the plan costs no more than memonger's own search on the same graph."""
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from tests import memonger_reference
-from tests.conftest import REPO
+from tests.conftest import EXAMPLES, REPO
 
 mx = pytest.importorskip("mxnet")
 
@@ -155,6 +157,19 @@ def test_get_cost_is_mxnets_report_on_the_cpu() -> None:
         memonger_reference.cost(net, data=(4096, 1000))
     assert memonger.get_cost(net, ctx=mx.cpu(), data=(4096, 1000)) == \
         memonger_reference.cost(net, data=(4096, 1000))
+
+
+def test_get_cost_types_the_arguments_as_simple_bind_does() -> None:
+    """``type_dict`` gives the data float16; MXNet infers the rest (BatchNorm's gamma
+    stays float32): the oracle gave every argument the data's type, and MXNet refused."""
+    from mxexplorer import memonger
+
+    net = mx.sym.load(str(EXAMPLES / "mlp-symbol.json"))
+    shapes, types = {"data": (65536, 784)}, {"data": "float16"}
+    exe = net.simple_bind(ctx=mx.cpu(), grad_req="write", type_dict=types, **shapes)
+    expected = int(re.search(r"Total (\d+) MB allocated", exe.debug_str()).group(1))
+    assert memonger.get_cost(net, type_dict=types, **shapes) == expected
+    assert memonger.get_cost(net, type_dict={"data": np.float16}, **shapes) == expected
 
 
 def test_a_gpu_that_is_not_there_is_one_line(tmp_path) -> None:

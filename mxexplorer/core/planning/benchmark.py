@@ -104,7 +104,9 @@ def _bind(mx: Any, dev: Any, label: str, graph_json: str, shapes: Mapping[str, S
                                                      for s in out_shapes], "the benchmark")
     with mxnet_errors(f"{label}: MXNet cannot bind the graph"):
         exe = sym.simple_bind(dev, grad_req=grad_reqs(graph_json, shapes),
-                              type_dict=argument_types(sym, dtype), **shapes)
+                              type_dict=argument_types(sym, dtype,
+                                                       {k: dtype for k in shapes}),
+                              **shapes)
     try:
         planned = parse_total_mb(exe.debug_str())
     except UserError:

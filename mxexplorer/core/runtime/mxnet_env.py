@@ -124,12 +124,24 @@ def mxnet_errors(what: str) -> Iterator[None]:
 
 def argument_types(sym: Any, dtype: str = "float32",
                    given: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A type for every argument of ``sym`` (``given`` first, else ``dtype``), as
-    ``simple_bind`` types the arguments it is not told of: MXNet cannot infer an index's
-    type (a label fed to ``one_hot`` stopped plan and bench with "Index type must be
-    set")."""
-    given = given or {}
-    return {name: given.get(name, dtype) for name in sym.list_arguments()}
+    """A type for every argument of ``sym``, as ``simple_bind`` types them: ``given``
+    first, then what MXNet infers from it (float16 data leaves BatchNorm's gamma and
+    beta float32: giving them the data's type made MXNet refuse the graph), then
+    ``dtype`` for the rest (MXNet cannot infer an index's type: a label fed to
+    ``one_hot`` stopped plan and bench with "Index type must be set")."""
+    import numpy as np
+
+    given = {k: np.dtype(v).name for k, v in (given or {}).items()}
+    names = sym.list_arguments()
+    inferred: list[Any] = [None] * len(names)
+    if given:
+        try:
+            found, _, _ = sym.infer_type_partial(**given)
+            inferred = list(found or inferred)
+        except Exception:  # noqa: BLE001 - MXNet says why when the graph is bound
+            pass
+    return {name: given.get(name) or (np.dtype(t).name if t is not None else dtype)
+            for name, t in zip(names, inferred)}
 
 
 def fill_for_timing(mx: Any, exe: Any, shapes: Mapping[str, tuple[int, ...]], dev: Any
