@@ -17,15 +17,35 @@ command line and the window, which import it) stay fast; none imports Qt.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:       # what a type checker sees; at run time __getattr__ loads them
+    from mxexplorer import memonger as memonger
+    from mxexplorer.api import Diff as Diff
+    from mxexplorer.api import Graph as Graph
+    from mxexplorer.api import Inference as Inference
+    from mxexplorer.api import InferenceError as InferenceError
+    from mxexplorer.api import Picture as Picture
+    from mxexplorer.api import PlanReport as PlanReport
+    from mxexplorer.api import ShapesMissing as ShapesMissing
+    from mxexplorer.api import diff as diff
+    from mxexplorer.api import example as example
+    from mxexplorer.api import load as load
+    from mxexplorer.api import open as open
+    from mxexplorer.core.convert.onnx_export import ExportReport as ExportReport
+    from mxexplorer.core.convert.onnx_export import UnsupportedOps as UnsupportedOps
+    from mxexplorer.core.runtime.errors import UserError as UserError
+    from mxexplorer.gluon import BlockPlan as BlockPlan
+    from mxexplorer.gluon import plan_block as plan_block
 
 #: the public names and the module each comes from
 _PUBLIC = {
     "open": "mxexplorer.api", "load": "mxexplorer.api", "diff": "mxexplorer.api",
     "example": "mxexplorer.api", "Graph": "mxexplorer.api",
     "Inference": "mxexplorer.api", "InferenceError": "mxexplorer.api",
+    "ShapesMissing": "mxexplorer.api",
     "PlanReport": "mxexplorer.api", "Picture": "mxexplorer.api", "Diff": "mxexplorer.api",
     "plan_block": "mxexplorer.gluon", "BlockPlan": "mxexplorer.gluon",
     "UserError": "mxexplorer.core.runtime.errors",

@@ -20,8 +20,9 @@ from mxexplorer.core.analysis import diff as graph_diff
 from mxexplorer.core.analysis import report, stats
 from mxexplorer.core.analysis.shapes import Shape, infer_document
 from mxexplorer.core.convert import onnx_export
+from mxexplorer.core.graph import symbol_io
 from mxexplorer.core.graph.document import GraphDocument, GraphSnapshot
-from mxexplorer.core.planning import jobs, memplan, plansearch
+from mxexplorer.core.planning import jobs, memplan, plansearch, plantags
 from mxexplorer.core.planning.model import Plan, PlanResult, Probe
 from mxexplorer.core.render import blocks, drawing, metrics
 from mxexplorer.core.render.layered import layered_layout
@@ -37,6 +38,8 @@ ShapeMap = Mapping[str, Sequence[int]]
 #: window and ``render`` fold above :data:`blocks.COLLAPSE_ABOVE`; a notebook cell is
 #: smaller than a window)
 NOTEBOOK_BLOCKS_ABOVE = 300
+#: graphviz's time for a notebook's picture before mxexplorer's layered layout is drawn
+NOTEBOOK_DOT_SECONDS = 15.0
 
 
 class InferenceError(UserError):
@@ -53,9 +56,19 @@ class ShapesMissing(UserError):
     """No input shape was given and the file has none: ``inputs`` names the inputs."""
 
     def __init__(self, inputs: Sequence[str]):
-        super().__init__("give the input shapes, e.g. data=(1, 3, 224, 224) (inputs: "
-                         f"{', '.join(inputs) or 'none'})")
+        example = inputs[0] if inputs and inputs[0].isidentifier() else "data"
+        super().__init__(f"give the input shapes, e.g. {example}=(1, 3, 224, 224) "
+                         f"(inputs: {', '.join(inputs) or 'none'})")
         self.inputs = list(inputs)
+
+
+def write_text(path: str | os.PathLike[str], text: str, overwrite: bool = False) -> None:
+    """``text`` to ``path`` atomically (a complete new file or the old one, never a
+    part); an existing file is kept unless ``overwrite``."""
+    path = os.fspath(path)
+    if os.path.exists(path) and not overwrite:
+        raise UserError(f"{path} exists; pass overwrite=True to replace it")
+    files.write_atomic(path, text.encode("utf-8"))
 
 
 def as_shapes(shapes: ShapeMap | None, extra: Mapping[str, Any]) -> dict[str, Shape]:
@@ -92,6 +105,7 @@ class Graph:
 
     def __init__(self, document: GraphDocument):
         self._doc = document
+        self._svg: tuple[int, str] | None = None     # the notebook's picture, by revision
 
     # ------------------------------------------------------------ making one
     @classmethod
@@ -217,6 +231,8 @@ class Graph:
             stages when ``stages="file"``.
         """
         gpu.check(ctx)
+        if for_device not in (None, "cpu", "gpu"):
+            raise UserError(f"for_device must be 'cpu' or 'gpu', not {for_device!r}")
         given = self._given(shapes, shape_kw)
         snap = self._doc.snapshot()
         run = jobs.plan if isolate else memplan.plan
@@ -226,24 +242,23 @@ class Graph:
         except memplan.NoStagesError as exc:
             raise memplan.NoStagesError(f"{exc}: tag the stage nodes mirror_stage, or plan "
                                         "with stages='auto' (cut vertices)") from None
-        chosen = result.best
-        if within_mb is not None:
-            chosen = result.plan_for(GraphDocument.from_snapshot(snap),
-                                     plansearch.pick_within(result.probes, within_mb))
-        return PlanReport(snap, result, chosen, ctx)
+        report = PlanReport(snap, result, result.best, ctx)
+        return report.within(within_mb) if within_mb is not None else report
 
-    def render(self, path: str | None = None, *, shapes: ShapeMap | None = None,
+    def render(self, path: str | os.PathLike[str] | None = None, *,
+               shapes: ShapeMap | None = None,
                fmt: str | None = None, show_params: bool = False,
                blocks_above: int | None = None, colour: str | None = None,
                title: str | None = None, legend: bool = True, dpi: int | None = None,
-               time_limit: float = 60.0) -> Picture:
+               time_limit: float = 60.0, **shape_kw: Sequence[int]) -> Picture:
         """The graph drawn by graphviz, as the window and ``mxexplorer render`` draw it.
 
         Parameters
         ----------
         path : write the picture there (the format from its extension: .svg, .png,
             .pdf); None keeps it in memory.
-        shapes : label every edge with its shape (needs MXNet).
+        shapes : label every edge with its shape (needs MXNet); keyword arguments add
+            to it (``data=(1, 3, 224, 224)``).
         fmt : "svg", "png" or "pdf" when ``path`` is None ("svg").
         blocks_above : fold repeated structure into blocks above this many nodes
             (0: always; by default above 1,500 as in the window).
@@ -251,16 +266,19 @@ class Graph:
         dpi : a PNG's resolution (150).
         time_limit : graphviz's seconds before mxexplorer's own layered layout is drawn.
         """
+        path = os.fspath(path) if path is not None else None
         fmt = drawing.format_for(path) if path else (fmt or "svg")
         if fmt not in drawing.FORMATS:
             raise UserError(f"unknown picture format {fmt!r}: use svg, png or pdf")
         result = None
+        shapes = as_shapes(shapes, shape_kw) or None
         if shapes:
-            result = infer_document(self._doc, self._doc.to_json(indent=None),
-                                    as_shapes(shapes, {}),
+            result = infer_document(self._doc, self._doc.to_json(indent=None), shapes,
                                     param_shapes=self._doc.param_shapes())
             if result.error is not None:
-                raise InferenceError(f"shape inference stopped at {result.error.one_line()}")
+                err = result.error
+                raise InferenceError(f"shape inference stopped at {err.one_line()}",
+                                     None if err.node == "?" else err.node, err.op)
         picture = draw(self._doc, fmt, result, show_params=show_params,
                        blocks_above=blocks_above, colour=colour, title=title, legend=legend,
                        dpi=dpi, time_limit=time_limit)
@@ -269,10 +287,17 @@ class Graph:
         return picture
 
     def _repr_svg_(self) -> str:
-        """A notebook shows the graph (folded into blocks when big)."""
-        return self.render(blocks_above=NOTEBOOK_BLOCKS_ABOVE).data.decode("utf-8")
+        """A notebook shows the graph (folded into blocks when big; after
+        :data:`NOTEBOOK_DOT_SECONDS` of graphviz, mxexplorer's own layout), drawn once
+        per revision of the graph."""
+        revision = self._doc.revision
+        if self._svg is None or self._svg[0] != revision:
+            picture = self.render(blocks_above=NOTEBOOK_BLOCKS_ABOVE,
+                                  time_limit=NOTEBOOK_DOT_SECONDS)
+            self._svg = (revision, picture.data.decode("utf-8"))
+        return self._svg[1]
 
-    def to_onnx(self, path: str, shapes: ShapeMap | None = None, *,
+    def to_onnx(self, path: str | os.PathLike[str], shapes: ShapeMap | None = None, *,
                 opset: int = onnx_export.DEFAULT_OPSET, check: bool = True,
                 inputs: str | None = None, progress: Progress | None = None,
                 **shape_kw: Sequence[int]) -> onnx_export.ExportReport:
@@ -287,7 +312,8 @@ class Graph:
         UserError : ops without an ONNX meaning (each node named), a failed export.
         """
         given = self._given(shapes, shape_kw)
-        return onnx_export.export_snapshot(self._doc.snapshot(), given, path, opset=opset,
+        return onnx_export.export_snapshot(self._doc.snapshot(), given, os.fspath(path),
+                                           opset=opset,
                                            check=check, inputs=inputs,
                                            progress=progress or no_progress)
 
@@ -305,15 +331,13 @@ class Graph:
         """The graph as an ``mx.sym.Symbol`` (needs MXNet)."""
         return import_mxnet().sym.load_json(self._doc.to_json(indent=None))
 
-    def save(self, path: str, *, overwrite: bool = False) -> None:
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         """Write the symbol JSON to ``path`` atomically; an existing file is kept unless
         ``overwrite``."""
-        if os.path.exists(path) and not overwrite:
-            raise UserError(f"{path} exists; pass overwrite=True to replace it")
-        files.write_atomic(path, self.to_json().encode("utf-8"))
+        write_text(path, self.to_json(), overwrite)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Picture:
     """A drawing of a graph: its bytes in ``fmt``, the nodes drawn and any notes (graph
     folded into blocks, layered layout used)."""
@@ -323,6 +347,11 @@ class Picture:
     nodes: int
     edges: int = 0
     notes: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        notes = f"; {'; '.join(self.notes)}" if self.notes else ""
+        return (f"<mxexplorer.Picture {self.fmt}, {len(self.data):,} bytes, {self.nodes} "
+                f"nodes, {self.edges} edges{notes}>")
 
     def _repr_svg_(self) -> str | None:
         return self.data.decode("utf-8") if self.fmt == "svg" else None
@@ -379,7 +408,8 @@ class Inference:
     """Shapes and figures at given input shapes (:meth:`Graph.infer`).
 
     ``shapes`` maps every internal name to its shape (None where unknown), in MXNet's
-    order, and ``bytes`` to its memory; ``params``, ``macs``, ``flops`` (2 x MACs) and
+    order, and ``bytes`` to its memory (a name a file uses twice keeps its last: ``rows``
+    has every internal); ``params``, ``macs``, ``flops`` (2 x MACs) and
     ``activation_bytes`` (every operator output of one forward pass) are totals;
     ``by_op`` is the op summary.
     """
@@ -402,6 +432,12 @@ class Inference:
         self.activation_bytes: int = st.activation_bytes
         err = result.error
         self.error: str | None = None if err is None else err.one_line()
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every internal in MXNet's order (name, op, shape, dtype, bytes, params, MACs):
+        the names of a file may repeat, where ``shapes`` keeps the last of each."""
+        return list(self.to_dict()["internals"])
 
     @property
     def complete(self) -> bool:
@@ -445,11 +481,16 @@ class PlanReport:
     """
 
     def __init__(self, snapshot: GraphSnapshot, result: PlanResult, plan: Plan | None,
-                 ctx: str = "cpu"):
+                 ctx: str = "cpu", within_mb: float | None = None):
         self._snap = snapshot
+        #: the search's result (every probe, the stages, the figures)
         self.result = result
+        #: the chosen plan (None: the unplanned graph, nothing tagged)
         self.plan = plan
+        #: the device the figures were measured on
         self.ctx = ctx
+        #: the budget the plan was chosen within (None: the least memory)
+        self.within_mb = within_mb
 
     @property
     def baseline_mb(self) -> float:
@@ -474,6 +515,9 @@ class PlanReport:
     @property
     def summary(self) -> str:
         """The plan in words."""
+        if self.plan is None and self.within_mb is not None:
+            return (f"The unplanned graph needs {self.result.baseline_mb:,.0f} MB, within the "
+                    f"{self.within_mb:,.0f} MB asked: nothing is recomputed.")
         if self.plan is None:
             return "No plan beats the unplanned graph; nothing is tagged."
         return plansearch.describe(self.result, self.plan)
@@ -489,15 +533,25 @@ class PlanReport:
         return plansearch.front(self.result.probes)
 
     def within(self, mb: float) -> PlanReport:
-        """The plan of this search that recomputes least within ``mb`` MB."""
+        """The plan of this search that recomputes least within ``mb`` MB: the
+        unplanned graph itself (no plan, nothing recomputed) when it fits.
+
+        Raises
+        ------
+        UserError : no plan needs ``mb`` MB or less (the least is named).
+        """
+        if self.result.baseline_mb <= mb:
+            return PlanReport(self._snap, self.result, None, self.ctx, within_mb=mb)
         doc = GraphDocument.from_snapshot(self._snap)
         pick = plansearch.pick_within(self.result.probes, mb)
-        return PlanReport(self._snap, self.result, self.result.plan_for(doc, pick), self.ctx)
+        return PlanReport(self._snap, self.result, self.result.plan_for(doc, pick),
+                          self.ctx, within_mb=mb)
 
     def to_json(self, indent: int | None = 2) -> str:
         """The planned graph: symbol JSON with the plan's ``__force_mirroring__`` tags."""
-        if self.plan is None:
-            return memplan.retagged_json(self._snap, None)
+        if self.plan is None:         # the graph without any force_mirroring tag
+            doc = GraphDocument.from_snapshot(self._snap)
+            return symbol_io.dumps(plantags.tagged_dict(doc, {}), indent=indent)
         return memplan.planned_json(self._snap, self.result, indent=indent, plan=self.plan)
 
     def graph(self) -> Graph:
@@ -508,12 +562,10 @@ class PlanReport:
         """The planned graph as an ``mx.sym.Symbol``, ready to bind and train."""
         return import_mxnet().sym.load_json(self.to_json(indent=None))
 
-    def save(self, path: str, *, overwrite: bool = False) -> None:
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         """Write the planned graph atomically; an existing file is kept unless
         ``overwrite``."""
-        if os.path.exists(path) and not overwrite:
-            raise UserError(f"{path} exists; pass overwrite=True to replace it")
-        files.write_atomic(path, self.to_json().encode("utf-8"))
+        write_text(path, self.to_json(), overwrite)
 
     def to_dict(self) -> dict[str, Any]:
         """What ``mxexplorer plan --json`` prints (less the file and output fields)."""

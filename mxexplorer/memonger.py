@@ -35,7 +35,7 @@ from mxexplorer.core.planning import plantags
 from mxexplorer.core.planning.plancost import CostOracle
 from mxexplorer.core.runtime import gpu
 from mxexplorer.core.runtime.errors import UserError
-from mxexplorer.core.runtime.mxnet_env import import_mxnet
+from mxexplorer.core.runtime.mxnet_env import import_mxnet, mxnet_errors
 
 __all__ = ["get_cost", "make_mirror_plan", "search_plan"]
 
@@ -54,6 +54,23 @@ def _ctx(ctx: Any) -> str:
     if kind == "gpu":
         return f"gpu:{int(getattr(ctx, 'device_id', 0))}"
     raise UserError(f"ctx must be 'cpu', 'gpu:N' or an mx.Context, not {ctx!r}")
+
+
+def _is_shape(value: Any) -> bool:
+    return isinstance(value, (tuple, list)) and bool(value) and \
+        all(isinstance(d, int) and not isinstance(d, bool) for d in value)
+
+
+def _claim_shapes(sym: Any, options: dict[str, Any], defaults: Mapping[str, Any],
+                  shapes: dict[str, Any]) -> None:
+    """memonger takes the input shapes as keywords: an input named like one of our
+    options (``ctx``, ``search`` ...) that was given a shape is that input's shape, and
+    the option keeps its default."""
+    names = set(sym.list_arguments())
+    for key, value in list(options.items()):
+        if key in names and _is_shape(value):
+            shapes[key] = tuple(value)
+            options[key] = defaults[key]
 
 
 def _dtype(type_dict: Mapping[str, Any] | None) -> str:
@@ -110,10 +127,14 @@ def get_cost(sym: Any, type_dict: Mapping[str, Any] | None = None, ctx: Any = No
     ------
     UserError : a device that is absent or that this MXNet cannot run, in one line.
     """
-    spec = _ctx(ctx)
+    options = {"type_dict": type_dict, "ctx": ctx}
+    _claim_shapes(sym, options, {"type_dict": None, "ctx": None}, kwargs)
+    type_dict, spec = options["type_dict"], _ctx(options["ctx"])
     gpu.check(spec)
-    oracle = CostOracle(as_shapes(None, kwargs), spec, dict(type_dict) if type_dict else None)
-    return int(oracle(sym.tojson()))
+    with mxnet_errors("MXNet cannot bind the graph"):
+        oracle = CostOracle(as_shapes(None, kwargs), spec,
+                            dict(type_dict) if type_dict else None)
+        return int(oracle(sym.tojson()))
 
 
 def search_plan(sym: Any, ntrial: int = 6, type_dict: Mapping[str, Any] | None = None, *,
@@ -139,17 +160,26 @@ def search_plan(sym: Any, ntrial: int = 6, type_dict: Mapping[str, Any] | None =
     plan_info : filled with ``baseline_mb``, ``planned_mb``, ``summary`` and ``report``
         (the :class:`mxexplorer.PlanReport`).
     isolate : run MXNet's probes in a child process (a crash costs an error only).
-    **kwargs : the input shapes.
+    **kwargs : the input shapes.  An input named like one of the options above that is
+        given a shape is that input's shape (memonger's callers name inputs freely).
 
     Returns
     -------
     mx.sym.Symbol : ``sym`` with the plan's ``__force_mirroring__`` tags (unchanged
         when no plan beats the unplanned graph).
     """
-    del ntrial          # memonger's grid; mxexplorer's search sizes itself
+    defaults = {"ntrial": 6, "type_dict": None, "search": "best", "within_mb": None,
+                "ctx": None, "for_device": None, "stages": None, "isolate": True}
+    options = {"ntrial": ntrial, "type_dict": type_dict, "search": search,
+               "within_mb": within_mb, "ctx": ctx, "for_device": for_device,
+               "stages": stages, "isolate": isolate}
+    _claim_shapes(sym, options, defaults, kwargs)
+    # ntrial is memonger's grid size; mxexplorer's search sizes itself
+    search = options["search"]
     report: PlanReport = Graph.from_symbol(sym).plan(
-        kwargs, search=search, ctx=_ctx(ctx), stages=stages, within_mb=within_mb,
-        for_device=for_device, dtype=_dtype(type_dict), isolate=isolate)
+        kwargs, search=search, ctx=_ctx(options["ctx"]), stages=options["stages"],
+        within_mb=options["within_mb"], for_device=options["for_device"],
+        dtype=_dtype(options["type_dict"]), isolate=options["isolate"])
     log.info("unplanned %.0f MB, planned %.0f MB (%s search, %d plans costed)",
              report.baseline_mb, report.planned_mb, search, len(report.probes))
     if plan_info is not None:

@@ -13,8 +13,8 @@ from tests.conftest import EXAMPLES, REPO
 
 #: the public names: moving a module under mxexplorer.core must not break any of them
 PUBLIC = ["BlockPlan", "Diff", "ExportReport", "Graph", "Inference", "InferenceError",
-          "Picture", "PlanReport", "UnsupportedOps", "UserError", "__version__", "diff",
-          "example", "load", "memonger", "open", "plan_block"]
+          "Picture", "PlanReport", "ShapesMissing", "UnsupportedOps", "UserError",
+          "__version__", "diff", "example", "load", "memonger", "open", "plan_block"]
 
 
 def test_the_public_names_are_listed_once_and_all_resolve() -> None:
@@ -94,6 +94,9 @@ def test_an_inconsistency_raises_naming_the_node() -> None:
     assert "fc1" in str(info.value)
     partial = g.infer(data=(8, 100), strict=False)
     assert partial.error is not None and not partial.complete
+    with pytest.raises(mxexplorer.InferenceError) as drawn:
+        g.render(data=(8, 100))
+    assert drawn.value.node == "fc1"
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +129,19 @@ def test_within_picks_the_plan_that_recomputes_least_under_a_budget(resnet_plan)
     assert roomy.recompute_share <= p.recompute_share
     with pytest.raises(mxexplorer.UserError, match="no plan needs"):
         p.within(1)
+    # the unplanned graph fits: it is the plan that recomputes least (nothing)
+    unplanned = p.within(p.baseline_mb)
+    assert unplanned.plan is None and unplanned.recompute_share == 0
+    assert unplanned.planned_mb == p.baseline_mb
+    assert "nothing is recomputed" in unplanned.summary
+    assert "force_mirroring" not in unplanned.to_json()
+
+
+def test_without_a_plan_the_graph_is_written_untagged_and_indented(tmp_path) -> None:
+    p = mxexplorer.open(mxexplorer.example("mlp")).plan(data=(8, 784), search="fast")
+    assert p.plan is None and p.summary.startswith("No plan beats")
+    text = p.to_json()
+    assert text.startswith("{\n") and "force_mirroring" not in text
 
 
 def test_save_never_overwrites_without_being_told(tmp_path, resnet_plan) -> None:
@@ -159,6 +175,9 @@ def test_a_big_graph_shows_in_a_notebook_as_blocks() -> None:
     pic = g.render(blocks_above=NOTEBOOK_BLOCKS_ABOVE)
     assert pic.nodes < 300 and "folded into blocks" in pic.notes[0]
     assert g.render(blocks_above=10_000).nodes > 300
+    svg = g._repr_svg_()                       # what a notebook shows: the blocks
+    assert svg == pic.data.decode() and g._repr_svg_() is svg     # drawn once
+    assert "bytes" in repr(pic) and "<?xml" not in repr(pic)
 
 
 def test_diff_matches_nodes_and_names_what_changed(tmp_path) -> None:
@@ -183,12 +202,23 @@ def test_to_onnx_exports_the_bundled_mlp_and_agrees(tmp_path) -> None:
     assert any("softmax_label" in fix or "label" in fix for fix in report.fixes)
 
 
-def test_bad_shapes_are_one_line() -> None:
+def test_bad_arguments_are_one_line() -> None:
     g = mxexplorer.open(mxexplorer.example("mlp"))
     with pytest.raises(mxexplorer.UserError, match="whole numbers"):
         g.infer(data=(8, -1))
-    with pytest.raises(mxexplorer.UserError, match="give the input shapes"):
+    with pytest.raises(mxexplorer.ShapesMissing, match="give the input shapes"):
         g.infer()
+    with pytest.raises(mxexplorer.UserError, match="for_device"):
+        g.plan(data=(8, 784), for_device="tpu")
+
+
+def test_a_name_used_twice_keeps_every_row() -> None:
+    mx = pytest.importorskip("mxnet")
+    one = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4, name="fc")
+    two = mx.sym.FullyConnected(one, num_hidden=2, name="fc")
+    inf = mxexplorer.load(two).infer(data=(5, 3))
+    weights = [r["shape"] for r in inf.rows if r["name"] == "fc_weight"]
+    assert weights == [[4, 3], [2, 4]] and len(inf.rows) == len(inf.graph.internals)
 
 
 def test_the_readme_examples_run(monkeypatch) -> None:

@@ -195,9 +195,35 @@ def test_search_plan_without_stage_tags_uses_automatic_stages() -> None:
     info: dict = {}
     planned = memonger.search_plan(net, search="fast", plan_info=info, isolate=False,
                                    data=(512, 512))
-    assert info["planned_mb"] <= info["baseline_mb"]
+    assert info["report"].result.stage_source == "auto" and info["report"].result.stages
+    assert info["planned_mb"] < info["baseline_mb"]
+    assert "True" in _operator_tags(planned).values()
     assert memonger.get_cost(planned, data=(512, 512)) == math.floor(info["planned_mb"])
     assert planned.list_arguments() == net.list_arguments()
+
+
+def test_inputs_named_like_our_options_take_their_shapes() -> None:
+    """memonger's callers name inputs freely: ``search`` and ``stages`` here are
+    inputs (``ctx`` cannot be: MXNet's own simple_bind takes that name)."""
+    from mxexplorer import memonger
+
+    net = mx.sym.FullyConnected(mx.sym.Variable("search") + mx.sym.Variable("stages"),
+                                num_hidden=16, name="fc")
+    net = mx.sym.SoftmaxOutput(net, name="softmax")
+    shapes = {"search": (32, 8), "stages": (32, 8)}
+    expected = memonger_reference.cost(net, **shapes)
+    assert memonger.get_cost(net, **shapes) == expected
+    planned = memonger.search_plan(net, isolate=False, **shapes)
+    assert planned.list_arguments() == net.list_arguments()
+
+
+def test_get_cost_of_shapes_that_do_not_fit_is_one_line() -> None:
+    from mxexplorer import memonger
+
+    net = mx.sym.elemwise_add(mx.sym.Variable("a"), mx.sym.Variable("b"), name="add")
+    with pytest.raises(memonger.UserError) as info:
+        memonger.get_cost(net, a=(2, 3), b=(4, 5))
+    assert "\n" not in str(info.value) and "add" in str(info.value)
 
 
 def test_the_module_imports_without_qt() -> None:

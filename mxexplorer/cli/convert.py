@@ -34,8 +34,14 @@ def cmd_onnx(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from mxexplorer import api
+    from mxexplorer.core.runtime.errors import UserError
 
-    found = api.diff(args.a, args.b, params=args.params,
+    ga, gb = api.open(args.a), api.open(args.b)
+    for graph, path in ((ga, args.a), (gb, args.b)):
+        if args.params and not graph.params_path:
+            raise UserError(f"--params: no checkpoint beside {path} "
+                            "(prefix-symbol.json with prefix-NNNN.params)")
+    found = api.diff(ga, gb, params=args.params,
                      shapes=common.shape_args(args.shape) if args.shape else None)
     result, a, b = found.result, found.a.document, found.b.document
     if args.json:

@@ -56,7 +56,11 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
     result, best = report.result, report.plan
     if args.output:
         report.save(args.output, overwrite=True)
-    data = {"file": args.file, **report.to_dict(), "output": args.output}
+    data: dict[str, Any] = {"file": args.file}
+    for key, value in report.to_dict().items():
+        data[key] = value
+        if key == "seconds":
+            data["output"] = args.output
     if args.json:
         common.print_json(data)
         return 0
