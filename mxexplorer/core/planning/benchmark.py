@@ -210,14 +210,16 @@ def _load() -> float | None:
 def _smaller_batch(batch: int, budget_s: float, warm_rounds: int,
                    round_s: float) -> int | None:
     """A batch whose warm-up and :data:`MIN_ROUNDS` rounds fit the budget, taking a
-    round's time as proportional to the batch; a power of two below ``batch``.  The
+    round's time as proportional to the batch; a power of two below ``batch``, or 1,
+    the shortest there is, when none fits (a busy machine: batch 1 still runs past the
+    time, and the question says so).  None when ``batch`` fits or is 1 already.  The
     set-up (loading, binding) hardly shrinks with the batch and is not counted, as in
     :attr:`Estimate.over_budget`."""
     room = budget_s
     fits = batch * room / ((warm_rounds + MIN_ROUNDS) * round_s) if round_s > 0 else batch
-    if fits < 1 or fits >= batch:
+    if fits >= batch or batch <= 1:
         return None
-    smaller = 1 << int(math.log2(fits))
+    smaller = 1 << int(math.log2(fits)) if fits >= 1 else 1
     return smaller if smaller < batch else None
 
 

@@ -155,13 +155,27 @@ class Estimate:
     def over_budget(self) -> bool:
         return self.seconds > self.budget_s
 
+    @property
+    def smaller_seconds(self) -> float | None:
+        """The timed rounds at ``smaller_batch``, as the guess takes them (in proportion
+        to the batch)."""
+        if not self.smaller_batch:
+            return None
+        return self.seconds * self.smaller_batch / max(self.batch, 1)
+
     def line(self) -> str:
         """"about 52 s: 12 runs of each graph", and when over the budget, by how much."""
         each = "each graph" if self.graphs > 1 else "the graph"
         text = f"about {self.seconds:.0f} s: {self.rounds} runs of {each}"
         if self.over_budget:
             text += f" (over the {self.budget_s:.0f} s budget"
-            text += f"; batch {self.smaller_batch} would fit)" if self.smaller_batch else ")"
+            smaller = self.smaller_seconds
+            if smaller is None:
+                text += ")"
+            elif smaller <= self.budget_s:
+                text += f"; batch {self.smaller_batch} would fit)"
+            else:
+                text += f"; batch {self.smaller_batch}, the smallest, about {smaller:.0f} s)"
         return text
 
     def to_dict(self) -> dict[str, Any]:

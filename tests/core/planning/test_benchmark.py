@@ -103,7 +103,7 @@ def test_a_smaller_batch_is_offered_from_the_time_of_a_round() -> None:
     assert benchmark._smaller_batch(32, 60.0, 1, 12.0) == 16
     assert benchmark._smaller_batch(32, 60.0, 1, 8.0) is None      # it fits
     assert benchmark._smaller_batch(1, 60.0, 1, 39.0) is None     # nothing smaller
-    assert benchmark._smaller_batch(32, 60.0, 1, 390.0) is None  # nothing fits
+    assert benchmark._smaller_batch(32, 60.0, 1, 390.0) == 1     # none fits: the shortest
 
 
 def test_in_a_child_the_embedding_model_is_compared_and_the_estimate_comes_back() -> None:

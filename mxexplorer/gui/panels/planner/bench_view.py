@@ -118,8 +118,10 @@ def over_budget_question(estimate: Estimate) -> tuple[str, str]:
             f"{estimate.round_s:.0f} s a run), over the {estimate.budget_s:.0f} s "
             "benchmark time.")
     if estimate.smaller_batch:
+        smaller_s = estimate.smaller_seconds or 0.0
+        about = ("about the benchmark time" if smaller_s <= estimate.budget_s else
+                 f"about {smaller_s:.0f} s: the smallest batch, still over the time")
         return ("The benchmark would run long",
-                f"{said}\n\nTime them at batch {estimate.smaller_batch} instead (about the "
-                "benchmark time)? The price of a plan in time is much the same at a "
-                "smaller batch.")
+                f"{said}\n\nTime them at batch {estimate.smaller_batch} instead ({about})? "
+                "The price of a plan in time is much the same at a smaller batch.")
     return "The benchmark would run long", f"{said}\n\nRun it all the same?"
