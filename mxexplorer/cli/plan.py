@@ -51,7 +51,7 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
         return 0
     result = jobs.plan(snap, shape_map, ctx=args.ctx, stages=args.stages,
                        threshold_mb=args.threshold, mode=args.search, progress=bar,
-                       target=args.target)
+                       target=args.target, time_limit=args.time_limit)
     bar.close()
     best = result.best
     if args.within is not None:
@@ -71,7 +71,10 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
         "forward_macs": best.forward_macs if best else 0,
         "recompute_share": best.recompute_share if best else 0.0,
         "seconds": result.seconds, "output": args.output,
-        "summary": plansearch.describe(result, best) if best else "",
+        # False when the safety net cut the search: the plan then depends on the machine
+        "complete": result.complete,
+        "summary": plansearch.describe(result, best) if best else
+        plansearch.cut_words(result),
         "state_bytes": result.state_bytes,
         "front": [{"cost": p.cost_mb, "recompute_share": p.recompute_share}
                   for p in plansearch.front(result.probes)],
@@ -85,6 +88,8 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
     out.write(f"unplanned   {result.baseline_mb:.0f} MB\n")
     if best is None:
         out.write("planned     no plan beats the unplanned graph; nothing tagged\n")
+        if not result.complete:
+            out.write(textwrap.fill(plansearch.cut_words(result), 88) + "\n")
     else:
         thr = f" (threshold {best.threshold_mb:.0f} MB)" if best.threshold_mb is not None \
             else ""
@@ -170,6 +175,10 @@ def add_parser(sub: Any) -> None:
                    "size; original: memonger's 9 probes")
     p.add_argument("--budget", type=float, metavar="MB",
                    help="find the largest batch that trains within this memory")
+    p.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS",
+                   help="the search's safety net (300): the searches stop on their "
+                        "counts of probes, so the plan is the same on any machine; a "
+                        "search this cuts says so (--json: complete false)")
     p.add_argument("--within", type=float, metavar="MB",
                    help="the plan that recomputes least within MB (not the least memory)")
     p.add_argument("--for", dest="target", choices=("cpu", "gpu"),

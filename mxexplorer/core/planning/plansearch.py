@@ -1,9 +1,11 @@
 """The plan search: which operators to keep and which MXNet recomputes.
 
 Deterministic: every phase is bounded by a number of probes and model calls, never by
-seconds (a
-safety deadline exists but is not reached on the benchmark networks), so the same
-graph and shapes give the same plan on any machine.  Every figure is MXNet's own
+seconds, so the same graph and shapes give the same plan on any machine.  A safety net
+in seconds (:attr:`Search.deadline`) only guards against a search that would not end;
+when it fires the result says so (:attr:`PlanResult.complete`, and the plan's words),
+and the solver's plans are costed by MXNet first, whatever the clock: a cut search
+never returns a plan worse than its own solver's.  Every figure is MXNet's own
 ``Total N MB allocated`` for the tagged graph, and the recompute of a plan is what
 MXNet's gradient pass recomputes, read from the ``_mirror`` nodes of the same bind.
 
@@ -24,7 +26,6 @@ in words.  No Qt, and MXNet only through the search's oracle.
 """
 from __future__ import annotations
 
-import time
 from typing import Callable, Iterable, Sequence
 
 from mxexplorer.core.analysis.stats import float32_bytes, human_bytes
@@ -122,13 +123,16 @@ def solve(search: Search, model: plansolve.ModelSearch, ops: Sequence[int], veri
     starts += plansolve.chain_plans(chain)
     starts += [k for k, c in search.costs.items() if c is not None] + search.starts
     ranked = sorted(set(map(model.key, starts)), key=lambda k: (chain(k), k))
+    model.out_of_time = lambda: search.out_of_time("solver")
     for kept in ranked[:max(4, calls // 10)]:
         search.token.check()
         model(kept)
+        if model.out_of_time():       # one start at least: the climbs begin there
+            break
     roles = plansolve.roles(doc, model.model, search.stages)
     runs = plansolve.runs(doc, model.model, search.stages)
     best = model.best(1)[0]
-    while model.calls < limit:
+    while model.calls < limit and not model.out_of_time():
         before = best
         for step in ("runs", "roles", "stages", "ops", "wide"):
             search.token.check()
@@ -142,6 +146,7 @@ def solve(search: Search, model: plansolve.ModelSearch, ops: Sequence[int], veri
                                          ops, left // 2, wide=step == "wide")
         if best == before:
             break
+    # costed whatever the clock says: what the solver found is never lost to a cut
     probes = 0
     for kept in model.distinct_best(verify):
         search.token.check()
@@ -179,7 +184,7 @@ def trim(search: Search, max_probes: int) -> int:
     probes = 0
     tried: set[int] = set()
     while probes < max_probes and search.best_kept is not None \
-            and time.perf_counter() <= search.deadline:
+            and not search.out_of_time("trim"):
         best = search.best_kept
         todo = [i for i in _by_macs(search, search.mirrored.get(best, ())) if i not in tried]
         if not todo:
@@ -215,7 +220,7 @@ def spread(search: Search, max_probes: int) -> int:
     plans.append(tuple(sorted(set(best) | set(cheap_only))))
     probes = 0
     for key in plans:
-        if probes >= max_probes or time.perf_counter() > search.deadline:
+        if probes >= max_probes or search.out_of_time("front"):
             break
         if key not in search.costs:
             probes += 1
@@ -264,9 +269,19 @@ def pick_within(probes: Iterable[Probe], budget_mb: float) -> Probe:
     return probe
 
 
+def cut_words(result: PlanResult) -> str:
+    """What a search cut by its safety net means for its plan ("" for a whole one)."""
+    if result.complete:
+        return ""
+    return (f"The search was cut by its safety net ({result.time_limit:,.0f} s) in its "
+            f"{result.cut_in}, on a machine too slow or too busy for it: this is the best "
+            f"plan found by then (never worse than its solver's), and another run may "
+            f"find a better one.")
+
+
 def describe(result: PlanResult, plan: Plan) -> str:
-    """A plan in words: memory against the unplanned graph, recompute, time, and what
-    MXNet's figure leaves out."""
+    """A plan in words: memory against the unplanned graph, recompute, time, what
+    MXNet's figure leaves out, and a search cut by its safety net."""
     base, cost = result.baseline_mb, plan.cost_mb
     change = (cost - base) / base if base else 0.0
     share = plan.recompute_share
@@ -283,7 +298,8 @@ def describe(result: PlanResult, plan: Plan) -> str:
                   f"({human_bytes(result.state_bytes)}"
                   f" each), and the optimizer's state (SGD with momentum: one more copy; "
                   f"Adam: two).")
-    return words
+    cut = cut_words(result)
+    return f"{words} {cut}" if cut else words
 
 
 # ------------------------------------------------------------------ moves
@@ -309,7 +325,7 @@ def climb(search: Search, max_probes: int, candidates: Sequence[int] | None = No
     Candidates are the stage nodes in graph order (or ``candidates``).  ``wide``: the
     moves of a climb that has stopped -- one kept node moved 4-8 places, two
     neighbouring kept nodes shifted together, one kept node moved and its neighbour
-    dropped.  Returns the probes it spent (the safety deadline aside, a count only)."""
+    dropped.  Returns the probes it spent (the safety net aside, a count only)."""
     order = list(candidates) if candidates is not None else \
         [i for i in search.doc.order() if i in search.stages]
     index = {n: k for k, n in enumerate(order)}
@@ -330,7 +346,7 @@ def climb(search: Search, max_probes: int, candidates: Sequence[int] | None = No
                 [m for m, g in zip(fresh, guesses) if g is None]
         start_cost = search.best_cost
         for move in moves:
-            if probes >= max_probes or time.perf_counter() > search.deadline:
+            if probes >= max_probes or search.out_of_time("climb"):
                 return probes
             if move in search.costs:
                 continue

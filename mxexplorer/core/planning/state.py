@@ -36,7 +36,11 @@ class Search:
     best_threshold: float | None = None
     best_recompute: float = math.inf
     least_cost: float = math.inf
+    #: the safety net (:func:`time.perf_counter` seconds): never what decides a plan
+    #: on a machine that keeps up, but said when it fires (:attr:`cut`)
     deadline: float = math.inf
+    #: the phase the safety net cut ("" while the search runs to its counts)
+    cut: str = ""
     #: the memory model's MB for a kept set (ranks a climb's moves), or None
     predict: Callable[[tuple[int, ...]], float | None] | None = None
     total: int = 1
@@ -47,6 +51,15 @@ class Search:
     starts: list[tuple[int, ...]] = field(default_factory=list)
     #: the nodes MXNet recomputes under each costed kept set
     mirrored: dict[tuple[int, ...], tuple[int, ...]] = field(default_factory=dict)
+
+    def out_of_time(self, phase: str) -> bool:
+        """Whether the safety net has fired; the first phase it stops is recorded
+        (:attr:`cut`), so the result can say the search was cut."""
+        if time.perf_counter() <= self.deadline:
+            return False
+        if not self.cut:
+            self.cut = phase
+        return True
 
     def macs_of(self, nodes: Iterable[int]) -> int:
         per_node = self.gstats.per_node

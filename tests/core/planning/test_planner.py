@@ -328,3 +328,24 @@ def test_search_modes_spend_what_they_say() -> None:
         plansearch.budgets(plansearch.FAST_FROM, "fast")
     with pytest.raises(memplan.UserError, match="unknown search mode"):
         memplan.plan(snap, SHAPES, stages="auto", mode="slow")
+
+
+def test_a_search_cut_by_its_safety_net_says_so_and_keeps_its_solvers_best() -> None:
+    """Issue 27: the safety net (seconds) must never decide a plan unseen.  A search cut
+    at once (``time_limit=0``: every check of the clock fires) is flagged incomplete, in
+    its result and in the plan's words, and still returns the best the solver's plans
+    gave: they are costed before anything the clock can cut."""
+    _, whole = _plan(mode="fast")
+    assert whole.complete and "safety net" not in plansearch.describe(whole, whole.best)
+    _, cut = _plan(mode="fast", time_limit=0.0)
+    assert not cut.complete
+    solver = [p.cost_mb for p in cut.probes if p.kind == "solver" and p.ok]
+    assert solver and cut.best is not None
+    assert cut.planned_mb <= min(solver)
+    assert not {"local", "trim", "front"} & {p.kind for p in cut.probes}
+    words = plansearch.describe(cut, cut.best)
+    assert "cut by its safety net" in words and "another run" in words
+    # what was cut is the same every time the clock fires at once: the plan still
+    # follows from counts
+    _, again = _plan(mode="fast", time_limit=0.0)
+    assert [(p.kind, p.kept) for p in again.probes] == [(p.kind, p.kept) for p in cut.probes]
