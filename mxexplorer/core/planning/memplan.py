@@ -90,7 +90,9 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
         and model calls by graph size, the same plan on any machine), "fast" (the same
         with the small budgets: a few seconds), "thorough" (the larger budgets at any
         size: "best" takes the small ones from 500 operators), "quick" (the original's
-        probes and a 10-point sweep) or "original" (the original's 9 probes).
+        probes and a 10-point sweep) or "original" (the original's 9 probes).  "best"
+        and "thorough" run the fast search first and go on from it
+        (:func:`plansearch.search_modes`): never worse than "fast".
     time_limit : a safety net in seconds, not reached on the benchmark networks: the
         searches stop on their counts.  When it fires the result says so
         (:attr:`PlanResult.complete`) and its plan is still the best costed, never
@@ -146,11 +148,12 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
         kept, _, tags = search.threshold_plan(threshold_mb)
         search.cost_of(kept, "threshold", threshold_mb, tags)
     else:
-        original_thresholds(search, probe=not plansearch.fast_budgets(n_ops, mode))
+        if mode in ("best", "fast", "thorough"):
+            plansearch.search_modes(search, n_ops, mode)
+        else:
+            original_thresholds(search)
         if mode == "quick":
             plansearch.sweep(search, 10)
-        if mode in ("best", "fast", "thorough"):
-            plansearch.search_best(search, budget, model_calls)
     best: Plan | None = None
     if search.best_kept is not None and (search.best_cost < baseline or
                                          threshold_mb is not None):

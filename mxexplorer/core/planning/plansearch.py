@@ -35,7 +35,7 @@ from mxexplorer.core.planning import liveness, plansolve
 from mxexplorer.core.planning.model import MB, Plan, PlanResult, Probe
 from mxexplorer.core.planning.moves import near_moves, wide_moves
 from mxexplorer.core.planning.plantags import tags_for_kept
-from mxexplorer.core.planning.state import Search
+from mxexplorer.core.planning.state import Search, original_thresholds
 from mxexplorer.core.runtime.errors import UserError
 
 #: moves of a climb's step the model ranks at most (the rest wait)
@@ -54,16 +54,41 @@ def never_mirrored(doc: GraphDocument, ctx: str) -> frozenset[int]:
                      and str(n.attrs.get("cudnn_off", "False")).lower() not in ("true", "1"))
 
 
-def search_best(search: Search, budget: int, model_calls: int) -> None:
+def search_modes(search: Search, n_ops: int, mode: str) -> None:
+    """The searches "fast", "best" and "thorough", each a superset of the one before:
+    the fast search (its budgets, the original's thresholds left to the model), then,
+    for "best" and "thorough", the original's thresholds costed (below
+    :data:`FAST_FROM` operators for "best") and the solver, climb, trim and front again
+    from where the fast search stopped, with the rest of the mode's budgets and the
+    model's figures already found.  So "best" is never worse than "fast" on the same
+    graph: the fast search's plans are among its own, found in the same order."""
+    budget, model_calls = budgets(n_ops, mode)
+    fast_budget, fast_calls = budgets(n_ops, "fast")
+    original_thresholds(search, probe=False)
+    model = search_best(search, fast_budget, fast_calls)
+    if mode == "fast":
+        return
+    if not fast_budgets(n_ops, mode):
+        original_thresholds(search)
+    if budget > fast_budget or model_calls > fast_calls:
+        search_best(search, max(budget - fast_budget, 4), max(model_calls - fast_calls, 0),
+                    model)
+
+
+def search_best(search: Search, budget: int, model_calls: int,
+                model: plansolve.ModelSearch | None = None) -> plansolve.ModelSearch:
     """The solver (a climb in the memory model's figures, its best plans costed by
     MXNet), then a climb, a trim and the front with MXNet, within ``budget`` probes and
     ``model_calls`` calls of the model in all; the climb's moves ranked by the model
-    while it predicts MXNet well on this graph and calls are left."""
+    while it predicts MXNet well on this graph and calls are left.  ``model``: the
+    model search of an earlier phase, to go on from (its figures are not made again).
+    Returns the model search."""
     doc = search.doc
     ops = [i for i in doc.order() if not doc.nodes[i].is_variable
            and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
-    model = plansolve.ModelSearch(liveness.Model(doc, search.by_entry),
-                                  tags_for_kept(doc, ()), search.fixed)
+    if model is None:
+        model = plansolve.ModelSearch(liveness.Model(doc, search.by_entry),
+                                      tags_for_kept(doc, ()), search.fixed)
     search.predict = _predictor(search, model, model_calls)
     # the solver's share of the model's calls; the rest ranks the climb's moves (a
     # small budget goes mostly to the solver: its climbs find what few probes cannot)
@@ -80,6 +105,7 @@ def search_best(search: Search, budget: int, model_calls: int) -> None:
         if (search.best_cost, search.best_recompute) == before:
             break
     spread(search, max(left, reserve))
+    return model
 
 
 #: operators from which the best search takes the fast budgets: a bind costs 60 ms or
@@ -123,6 +149,8 @@ def solve(search: Search, model: plansolve.ModelSearch, ops: Sequence[int], veri
     starts += plansolve.chain_plans(chain)
     starts += [k for k, c in search.costs.items() if c is not None] + search.starts
     ranked = sorted(set(map(model.key, starts)), key=lambda k: (chain(k), k))
+    if search.best_kept is not None:        # a search that goes on: from its best too
+        ranked.insert(0, model.key(search.best_kept))
     model.out_of_time = lambda: search.out_of_time("solver")
     for kept in ranked[:max(4, calls // 10)]:
         search.token.check()
@@ -163,6 +191,7 @@ def _predictor(search: Search, model: plansolve.ModelSearch, calls: int
     probes so far, from the tenth): a model that cannot rank this graph's plans would
     only delay the right moves."""
     checked = [-1]
+    limit = model.calls + calls
 
     def gated(kept: tuple[int, ...]) -> float | None:
         if len(search.costs) != checked[0]:     # new figures from MXNet: still right?
@@ -171,7 +200,7 @@ def _predictor(search: Search, model: plansolve.ModelSearch, calls: int
                             if c and k in model.cache)
             if len(errors) >= 10 and errors[len(errors) // 2] > 0.12:
                 search.predict = None      # from the next step on: graph order
-        if model.calls >= calls and model.key(kept) not in model.cache:
+        if model.calls >= limit and model.key(kept) not in model.cache:
             return None
         return model(kept)
 
