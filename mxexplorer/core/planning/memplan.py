@@ -89,10 +89,10 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     mode : "best" (the solver, then climb, trim and front: :mod:`plansearch`; probes
         and model calls by graph size, the same plan on any machine), "fast" (the same
         with the small budgets: a few seconds), "thorough" (the larger budgets at any
-        size: "best" takes the small ones from 500 operators), "quick" (the original's
+        size), "quick" (the original's
         probes and a 10-point sweep) or "original" (the original's 9 probes).  "best"
-        and "thorough" run the fast search first and go on from it
-        (:func:`plansearch.search_modes`): never worse than "fast".
+        runs both the fast and the thorough search and takes the better plan
+        (:func:`plansearch.search_modes`): never worse than either.
     time_limit : a safety net in seconds, not reached on the benchmark networks: the
         searches stop on their counts.  When it fires the result says so
         (:attr:`PlanResult.complete`) and its plan is still the best costed, never
@@ -143,6 +143,8 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     budget, model_calls = plansearch.budgets(n_ops, mode)
     search.total = 2 if threshold_mb is not None else (11 if mode == "original" else
                                                        budget + 10)
+    if mode == "best" and threshold_mb is None:     # the fast search runs besides
+        search.total += plansearch.budgets(n_ops, "fast")[0] + 10
     baseline = measure_baseline(search)
     if threshold_mb is not None:
         kept, _, tags = search.threshold_plan(threshold_mb)

@@ -55,40 +55,38 @@ def never_mirrored(doc: GraphDocument, ctx: str) -> frozenset[int]:
 
 
 def search_modes(search: Search, n_ops: int, mode: str) -> None:
-    """The searches "fast", "best" and "thorough", each a superset of the one before:
-    the fast search (its budgets, the original's thresholds left to the model), then,
-    for "best" and "thorough", the original's thresholds costed (below
-    :data:`FAST_FROM` operators for "best") and the solver, climb, trim and front again
-    from where the fast search stopped, with the rest of the mode's budgets and the
-    model's figures already found.  So "best" is never worse than "fast" on the same
-    graph: the fast search's plans are among its own, found in the same order."""
-    budget, model_calls = budgets(n_ops, mode)
+    """The searches "fast", "thorough" and "best" after the baseline.  "fast": the
+    original's thresholds left to the model, then :func:`search_best` with the small
+    budgets.  "thorough": the thresholds costed, then the larger budgets.  "best":
+    both, each exactly as it runs alone (the fast one in a :meth:`Search.fork`, the
+    plans both cost bound once), and the better plan of the two: never worse than
+    "fast" nor "thorough" on the same graph (within the half MB where the plan that
+    recomputes less is taken; MXNet's figures are whole MB)."""
     fast_budget, fast_calls = budgets(n_ops, "fast")
-    original_thresholds(search, probe=False)
-    model = search_best(search, fast_budget, fast_calls)
-    if mode == "fast":
-        return
-    if not fast_budgets(n_ops, mode):
-        original_thresholds(search)
-    if budget > fast_budget or model_calls > fast_calls:
-        search_best(search, max(budget - fast_budget, 4), max(model_calls - fast_calls, 0),
-                    model)
+    side = search.fork() if mode == "best" else None
+    if mode == "fast" or side is not None:
+        fast = side or search
+        original_thresholds(fast, probe=False)
+        search_best(fast, fast_budget, fast_calls)
+        if mode == "fast":
+            return
+        search.before = len(fast.probes)
+    original_thresholds(search)
+    search_best(search, *budgets(n_ops, mode))
+    if side is not None:
+        search.absorb(side)
 
 
-def search_best(search: Search, budget: int, model_calls: int,
-                model: plansolve.ModelSearch | None = None) -> plansolve.ModelSearch:
+def search_best(search: Search, budget: int, model_calls: int) -> None:
     """The solver (a climb in the memory model's figures, its best plans costed by
     MXNet), then a climb, a trim and the front with MXNet, within ``budget`` probes and
     ``model_calls`` calls of the model in all; the climb's moves ranked by the model
-    while it predicts MXNet well on this graph and calls are left.  ``model``: the
-    model search of an earlier phase, to go on from (its figures are not made again).
-    Returns the model search."""
+    while it predicts MXNet well on this graph and calls are left."""
     doc = search.doc
     ops = [i for i in doc.order() if not doc.nodes[i].is_variable
            and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
-    if model is None:
-        model = plansolve.ModelSearch(liveness.Model(doc, search.by_entry),
-                                      tags_for_kept(doc, ()), search.fixed)
+    model = plansolve.ModelSearch(liveness.Model(doc, search.by_entry),
+                                  tags_for_kept(doc, ()), search.fixed)
     search.predict = _predictor(search, model, model_calls)
     # the solver's share of the model's calls; the rest ranks the climb's moves (a
     # small budget goes mostly to the solver: its climbs find what few probes cannot)
@@ -105,29 +103,23 @@ def search_best(search: Search, budget: int, model_calls: int,
         if (search.best_cost, search.best_recompute) == before:
             break
     spread(search, max(left, reserve))
-    return model
-
-
-#: operators from which the best search takes the fast budgets: a bind costs 60 ms or
-#: more there, and the model-first search finds as good plans (ResNet-152, batch 32:
-#: 1,182 MB in about 2 s, against 1,219 MB in 9 s with the larger budgets)
-FAST_FROM = 500
 
 
 def fast_budgets(n_ops: int, mode: str) -> bool:
-    """The search has the small budgets: a fast one, or a best one from
-    :data:`FAST_FROM` operators.  It then leaves the original's thresholds to the
-    model (MXNet does not cost them)."""
-    return mode == "fast" or (mode == "best" and n_ops >= FAST_FROM)
+    """The search has the small budgets (a fast one): it leaves the original's
+    thresholds to the model (MXNet does not cost them).  Until issue 27 "best" took them
+    too from 500 operators, and stayed well above "thorough" (DenseNet-169 1,814
+    against 1,712 MB, a 1001-layer ResNet 834 against 743)."""
+    return mode == "fast"
 
 
 def budgets(n_ops: int, mode: str = "best") -> tuple[int, int]:
     """MXNet probes and memory-model calls a search may make after the original's
     thresholds, by graph size: a probe binds the whole graph and a model call replays
-    it, so both are counts of node-visits.  "best" on graphs below :data:`FAST_FROM`
-    operators and "thorough" on any: 30,000 node-probes (12 to 400) and 600,000
-    node-calls (40 to 5,000); "fast" (and "best" on bigger graphs): 6,000 (8 to 400)
-    and 120,000 (40 to 1,500), a few seconds on any graph."""
+    it, so both are counts of node-visits.  "best" and "thorough": 30,000 node-probes
+    (12 to 400) and 600,000 node-calls (40 to 5,000) ("best" runs the fast search
+    besides); "fast": 6,000 (8 to 400) and 120,000 (40 to 1,500), a few seconds on any
+    graph."""
     n = max(n_ops, 1)
     if fast_budgets(n, mode):
         return max(8, min(400, 6_000 // n)), max(40, min(1500, 120_000 // n))
@@ -149,8 +141,6 @@ def solve(search: Search, model: plansolve.ModelSearch, ops: Sequence[int], veri
     starts += plansolve.chain_plans(chain)
     starts += [k for k, c in search.costs.items() if c is not None] + search.starts
     ranked = sorted(set(map(model.key, starts)), key=lambda k: (chain(k), k))
-    if search.best_kept is not None:        # a search that goes on: from its best too
-        ranked.insert(0, model.key(search.best_kept))
     model.out_of_time = lambda: search.out_of_time("solver")
     for kept in ranked[:max(4, calls // 10)]:
         search.token.check()
@@ -191,7 +181,7 @@ def _predictor(search: Search, model: plansolve.ModelSearch, calls: int
     probes so far, from the tenth): a model that cannot rank this graph's plans would
     only delay the right moves."""
     checked = [-1]
-    limit = model.calls + calls
+    limit = model.calls + calls      # from where the model search stands
 
     def gated(kept: tuple[int, ...]) -> float | None:
         if len(search.costs) != checked[0]:     # new figures from MXNet: still right?
