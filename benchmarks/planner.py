@@ -3,18 +3,26 @@ memonger search after automatic (cut-vertex) stages, and ours; what our least-me
 plan recomputes (read from MXNet's report), the points of the memory-recompute front,
 probes and planning time.  Goals (issue 18): ours <= original on every network,
 geometric mean of planned/unplanned <= 0.40 (the original's is 0.480); ResNet-152
-within 3 s and the 1001-layer ResNet (batch 64, its hand tags) within 10 s.
+within 3 s and the 1001-layer ResNet (batch 64, its hand tags) within 10 s with fast.
+Issue 27: best never worse than fast, and from 500 operators as good as thorough.
 
-Run: ``python benchmarks/planner.py [--untuned] [--twice] [--fast|--thorough] [names...]``:
-``--untuned`` the six networks the search was never tuned on, ``--twice`` plans each
-twice and says whether the plans are identical (they must be: the search counts probes
-and model calls, not seconds), ``--fast`` and ``--thorough`` those searches;
-``resnet1001_tagged`` is the memonger paper's case.
+Run: ``python benchmarks/planner.py [--untuned] [--twice] [--fast|--thorough]
+[--modes best,thorough] [--hog] [names...]``: ``--untuned`` the six networks the search
+was never tuned on, ``--twice`` plans each twice and says whether the plans are
+identical (they must be: the search counts probes and model calls, not seconds),
+``--fast`` and ``--thorough`` those searches; ``--modes`` several searches side by
+side (MB, wall and CPU seconds, whether the search ran to its counts, and a digest of
+the plan's kept nodes to compare runs); ``--hog`` runs beside two busy-looping
+processes (a loaded machine: the plans must not change); ``resnet1001_tagged`` is the
+memonger paper's case.  Each row ends with the 1-minute load average before and after.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
+import subprocess
 import sys
 import time
 
@@ -25,29 +33,80 @@ UNTUNED = ["resnet34_v1", "resnet101_v2", "densenet169", "vgg19_bn", "mobilenet1
            "squeezenet1.0"]
 
 
-def main() -> None:
-    sys.path.insert(0, ROOT)
+def _digest(kept: tuple[int, ...]) -> str:
+    return hashlib.sha1(repr(kept).encode()).hexdigest()[:8]
+
+
+def _setup(name: str):
     from benchmarks.nets import network
     from mxexplorer.core.graph.document import GraphDocument
-    from mxexplorer.core.planning import memplan, plansearch
 
-    flags = {a for a in sys.argv[1:] if a.startswith("--")}
-    mode = "fast" if "--fast" in flags else "thorough" if "--thorough" in flags else "best"
+    size = 299 if name.startswith("inception") else 224
+    snap = GraphDocument.open(network(name)).snapshot()
+    if name == "resnet1001_tagged":      # the memonger paper's case: its hand tags
+        return snap, {"data": (64, 3, 32, 32)}, "file"
+    return snap, {"data": (32, 3, size, size)}, "auto"
+
+
+def modes_table(names: list[str], modes: list[str]) -> None:
+    """Several searches side by side: MB, wall and CPU seconds, complete, plan digest."""
+    from mxexplorer.core.planning import memplan
+
+    head = "".join(f" {m + ' MB':>12} {'s':>6} {'cpu s':>6} {'plan':>8}" for m in modes)
+    print(f"{'network':<18} {'ops':>5} {'unplanned':>9}{head}  load")
+    for name in names:
+        snap, shapes, stages = _setup(name)
+        n_ops = sum(1 for n in json.loads(snap.json)["nodes"] if n["op"] != "null")
+        cells, base = [], 0.0
+        load = os.getloadavg()[0]
+        for mode in modes:
+            start, cpu = time.perf_counter(), time.process_time()
+            result = memplan.plan(snap, shapes, stages=stages, mode=mode)
+            wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+            base = result.baseline_mb
+            mark = "" if result.complete else "*"
+            kept = result.best.kept if result.best else ()
+            cells.append(f" {result.planned_mb:>11.0f}{mark or ' '} {wall:>6.1f} {cpu:>6.1f}"
+                         f" {_digest(kept):>8}")
+        print(f"{name:<18} {n_ops:>5} {base:>9.0f}{''.join(cells)}  "
+              f"{load:.2f}-{os.getloadavg()[0]:.2f}", flush=True)
+    print("(* the safety net cut the search; s: wall seconds, cpu s: the process's CPU "
+          "seconds, MXNet's threads included)")
+
+
+def main() -> None:
+    sys.path.insert(0, ROOT)
+    flags = {a for a in sys.argv[1:] if a.startswith("--") and "=" not in a}
+    options = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
     names = [a for a in sys.argv[1:] if not a.startswith("--")] or \
         (UNTUNED if "--untuned" in flags else NETS)
+    hogs = []
+    if "--hog" in flags:        # a busy machine: one busy loop per core
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(os.cpu_count() or 2)]
+        print(f"beside {len(hogs)} busy-looping processes")
+    try:
+        if "modes" in options:
+            modes_table(names, options["modes"].split(","))
+        else:
+            zoo_table(names, flags)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def zoo_table(names: list[str], flags: set[str]) -> None:
+    from mxexplorer.core.planning import memplan, plansearch
+
+    mode = "fast" if "--fast" in flags else "thorough" if "--thorough" in flags else "best"
     print(f"{'network':<16} {'unplanned':>9} {'original':>9} {'ours':>7} {'ours/unpl':>9} "
           f"{'orig/unpl':>9} {'recompute':>9} {'front':>5} {'probes':>6} {'time s':>7} "
           f"{'exported':>8}"
           + ("  same twice" if "--twice" in flags else ""))
     ours_ratios, orig_ratios = [], []
     for name in names:
-        size = 299 if name.startswith("inception") else 224
-        doc = GraphDocument.open(network(name))
-        snap = doc.snapshot()
-        shapes = {"data": (32, 3, size, size)}
-        stages = "auto"
-        if name == "resnet1001_tagged":      # the memonger paper's case: its hand tags
-            shapes, stages = {"data": (64, 3, 32, 32)}, "file"
+        snap, shapes, stages = _setup(name)
         original = memplan.plan(snap, shapes, stages=stages, mode="original")
         start = time.perf_counter()
         ours = memplan.plan(snap, shapes, stages=stages, mode=mode)
@@ -66,7 +125,8 @@ def main() -> None:
         print(f"{name:<16} {ours.baseline_mb:>9.0f} {original.planned_mb:>9.0f} "
               f"{ours.planned_mb:>7.0f} {ours_ratios[-1]:>9.3f} {orig_ratios[-1]:>9.3f} "
               f"{share:>9.0%} {len(plansearch.front(ours.probes)):>5} "
-              f"{len(ours.probes):>6} {seconds:>7.1f} {checked:>8}{same}", flush=True)
+              f"{len(ours.probes):>6} {seconds:>7.1f} {checked:>8}{same}"
+              + ("" if ours.complete else "  cut by the safety net"), flush=True)
     geo = math.exp(sum(math.log(r) for r in ours_ratios) / len(ours_ratios))
     geo_orig = math.exp(sum(math.log(r) for r in orig_ratios) / len(orig_ratios))
     print(f"geometric mean planned/unplanned: ours {geo:.3f}, original {geo_orig:.3f}")

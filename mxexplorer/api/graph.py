@@ -142,6 +142,7 @@ class Graph:
              ctx: str = "cpu", stages: str | None = None, threshold_mb: int | None = None,
              within_mb: float | None = None, for_device: str | None = None,
              dtype: str = "float32", isolate: bool = True,
+             time_limit: float = memplan.TIME_LIMIT,
              progress: Progress | None = None, **shape_kw: Sequence[int]) -> PlanReport:
         """The memory plan for training at ``shapes`` (mirroring, as memonger does).
 
@@ -158,6 +159,9 @@ class Graph:
             recomputed).
         isolate : run MXNet in a child process (a crash in MXNet costs an error, not
             the caller); False runs it here.
+        time_limit : the search's safety net in seconds.  The searches stop on counts of
+            probes, so the plan is the same on any machine; one this cuts says so
+            (``PlanReport.complete`` False, and in its ``summary``).
         progress : ``progress(done, total, message)``, called as the search goes.
 
         Raises
@@ -172,7 +176,8 @@ class Graph:
         snap = self._doc.snapshot()
         run = jobs.plan if isolate else memplan.plan
         try:
-            result = run(snap, given, ctx, stages, threshold_mb, search, dtype=dtype,
+            result = run(snap, given, ctx, stages, threshold_mb, search,
+                         time_limit=time_limit, dtype=dtype,
                          progress=progress or no_progress, target=for_device)
         except memplan.NoStagesError as exc:
             raise memplan.NoStagesError(f"{exc}: tag the stage nodes mirror_stage, or plan "

@@ -59,8 +59,16 @@ class PlanReport:
             return (f"The unplanned graph needs {self.result.baseline_mb:,.0f} MB, within the "
                     f"{self.within_mb:,.0f} MB asked: nothing is recomputed.")
         if self.plan is None:
-            return "No plan beats the unplanned graph; nothing is tagged."
+            cut = plansearch.cut_words(self.result)
+            return "No plan beats the unplanned graph; nothing is tagged." + \
+                (f" {cut}" if cut else "")
         return plansearch.describe(self.result, self.plan)
+
+    @property
+    def complete(self) -> bool:
+        """False when the search's safety net cut it (the plan then depends on the
+        machine's speed, and the summary says so)."""
+        return self.result.complete
 
     @property
     def probes(self) -> tuple[Probe, ...]:
@@ -118,7 +126,10 @@ class PlanReport:
             "forward_macs": best.forward_macs if best else 0,
             "recompute_share": best.recompute_share if best else 0.0,
             "seconds": result.seconds,
-            "summary": plansearch.describe(result, best) if best else "",
+            # False when the safety net cut the search: the plan then depends on the machine
+            "complete": result.complete,
+            "summary": plansearch.describe(result, best) if best else
+            plansearch.cut_words(result),
             "state_bytes": result.state_bytes,
             "front": [{"cost": p.cost_mb, "recompute_share": p.recompute_share}
                       for p in self.front],

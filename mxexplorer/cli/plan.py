@@ -51,7 +51,7 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
     report = api.Graph(doc).plan(shape_map, search=args.search, ctx=args.ctx,
                                  stages=args.stages, threshold_mb=args.threshold,
                                  within_mb=args.within, for_device=args.target,
-                                 progress=bar)
+                                 time_limit=args.time_limit, progress=bar)
     bar.close()
     result, best = report.result, report.plan
     if args.output:
@@ -69,6 +69,8 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
     out.write(f"unplanned   {result.baseline_mb:.0f} MB\n")
     if best is None:
         out.write("planned     no plan beats the unplanned graph; nothing tagged\n")
+        if not result.complete:
+            out.write(textwrap.fill(plansearch.cut_words(result), 88) + "\n")
     else:
         thr = f" (threshold {best.threshold_mb:.0f} MB)" if best.threshold_mb is not None \
             else ""
@@ -149,11 +151,16 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--threshold", type=int, metavar="MB",
                    help="plan at this threshold exactly as the original memonger does")
     p.add_argument("--search", choices=("best", "fast", "thorough", "original"),
-                   default="best", help="best: solver and local search (as fast from 500 "
-                   "operators); fast: a few seconds; thorough: the larger budgets at any "
-                   "size; original: memonger's 9 probes")
+                   default="best", help="best: the fast and the thorough search, the "
+                   "better plan (never worse than either); fast: solver and local search "
+                   "in a few seconds; thorough: the larger budgets; original: memonger's "
+                   "9 probes")
     p.add_argument("--budget", type=float, metavar="MB",
                    help="find the largest batch that trains within this memory")
+    p.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS",
+                   help="the search's safety net (300): the searches stop on their "
+                        "counts of probes, so the plan is the same on any machine; a "
+                        "search this cuts says so (--json: complete false)")
     p.add_argument("--within", type=float, metavar="MB",
                    help="the plan that recomputes least within MB (not the least memory)")
     p.add_argument("--for", dest="target", choices=("cpu", "gpu"),

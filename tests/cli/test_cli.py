@@ -141,12 +141,24 @@ def test_plan_json_and_planned_file(tmp_path) -> None:
                 "probes"):
         assert key in data
     assert data["planned_mb"] < data["baseline_mb"] and data["stages"] > 10
+    assert data["complete"] is True and "safety net" not in data["summary"]
     assert all({"threshold", "cost", "ok"} <= set(p) for p in data["probes"])
     sym = mx.sym.load(str(out))
     assert any(a.get("__force_mirroring__") == "False" for a in sym.attr_dict().values())
     proc = run("plan", str(EXAMPLES / "resnet18_v1-symbol.json"), "--shape",
                "data=4,3,224,224", "--stages", "auto", "--threshold", "40")
     assert proc.returncode == 0 and "(threshold 40 MB)" in proc.stdout, proc.stderr
+    # a search its safety net cut says so, in JSON and in words (issue 27)
+    proc = run("plan", str(EXAMPLES / "resnet18_v1-symbol.json"), "--shape",
+               "data=4,3,112,112", "--stages", "auto", "--search", "fast",
+               "--time-limit", "0", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["complete"] is False and "cut by its safety net" in data["summary"]
+    proc = run("plan", str(EXAMPLES / "resnet18_v1-symbol.json"), "--shape",
+               "data=4,3,112,112", "--stages", "auto", "--search", "fast",
+               "--time-limit", "0")
+    assert proc.returncode == 0 and "cut by its safety net" in proc.stdout, proc.stderr
 
 
 def test_plan_errors_are_one_line(tmp_path) -> None:

@@ -20,11 +20,12 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
          dtype: str = "float32", progress: Progress = no_progress,
          token: CancelToken | None = None,
          on_probe: Callable[[memplan.Probe], None] | None = None,
-         target: str | None = None) -> memplan.PlanResult:
+         target: str | None = None, time_limit: float = memplan.TIME_LIMIT
+         ) -> memplan.PlanResult:
     """:func:`memplan.plan` in a child; each probe reaches ``on_probe`` as it is costed."""
     result: memplan.PlanResult = isolated.call(
         memplan.plan, snap, dict(shapes), ctx, stages, threshold_mb, mode, dtype=dtype,
-        progress=progress, token=token, target=target,
+        time_limit=time_limit, progress=progress, token=token, target=target,
         callbacks={"on_probe": on_probe} if on_probe is not None else None,
         what="planning")
     return result

@@ -83,10 +83,6 @@ def _hidden_output(op: str, attrs: Mapping[str, Any]) -> bool:
     return op == "Pooling" and str(attrs.get("pool_type", "max")) == "max" \
         and str(attrs.get("global_pool", "False")).lower() not in ("true", "1")
 
-
-_NONE: set[int] = set()     # never added to: the pairs loop below does not run
-
-
 @dataclass(frozen=True)
 class Step:
     phase: str                 # "forward", "recompute" or "backward"
@@ -200,6 +196,23 @@ class Model:
             self.forward.append(("forward", i, [self.fid[(i, k)] for k in out_keys[i]],
                                  reads, pairs))
         self.heads = [self.fid[(s, k)] for s, k, _ in doc.heads if s in on and (s, k) in size]
+        # what :meth:`events` reads for every plan, as numbers (tuple keys cost most of a
+        # call): per node its inputs as (source node, forward tensor, recomputed copy),
+        # what its backward needs likewise, the copies it makes when recomputed, the
+        # gradient of each output as (forward tensor: the key of its parts, summed one)
+        fid, mid, sid = self.fid, self.mid, self.sid
+        self._ins = {i: [(e[0], fid[e], mid[e]) for e in self.inputs[i]] for i in order}
+        self._in_keys = {i: [fid[e] for e in self.inputs[i]] for i in order}
+        self._needs = {i: [(e[0], fid[e], mid[e]) for e in self.needs[i]] for i in order}
+        self._needs_fwd = {i: [fid[e] for e in self.needs[i]] for i in order}
+        self._copies = {i: [mid[(i, k)] for k in out_keys[i]] for i in order}
+        self._grads = {i: [(fid[(i, k)], sid[(i, k)]) for k in out_keys[i]] for i in order}
+        self._bwd_pairs = {i: [(j, 0) for j in range(len(self.gid[i]))] for i in order}
+        #: how often the forward steps read each tensor: the same for every plan
+        self._forward_refs = [0] * len(self.nbytes)
+        for _, _, _, reads, _ in self.forward:
+            for t in reads:
+                self._forward_refs[t] += 1
 
     def recomputed_by(self, tags: Mapping[int, str]) -> set[int]:
         """The operators ``tags`` has MXNet recompute (Dropout never is)."""
@@ -212,86 +225,85 @@ class Model:
         tensors read, in-place candidates as (made index, read index)); tensors are
         numbers, :attr:`info` and :attr:`nbytes` say what each is.  ``mirrored``: the
         recomputed operators when already known (``tags`` is then not read)."""
-        out_keys, inputs, fid, mid = self.out_keys, self.inputs, self.fid, self.mid
         if mirrored is None:
             mirrored = self.recomputed_by(tags)
         events = list(self.forward)
+        append = events.append
         recomputed: set[int] = set()
+        ins, copies = self._ins, self._copies
 
-        def tensor(e: EntryKey) -> int:
-            return mid[e] if e[0] in mirrored else fid[e]
-
-        def copy_of(e: EntryKey) -> int:
-            """The tensor backward reads for ``e``: a recomputed copy, made first (its
+        def recompute(node: int) -> None:
+            """Make the recomputed copy of ``node`` (mirrored, not yet made), its
             recomputed inputs before it, depth first, without recursion: a chain of
-            thousands of recomputed operators is common)."""
-            if e[0] in mirrored and e[0] not in recomputed:
-                stack = [(e[0], False)]
-                while stack:
-                    p, ready = stack.pop()
-                    if p in recomputed:
-                        continue
-                    if ready:
-                        recomputed.add(p)
-                        events.append(("recompute", p, [mid[(p, k)] for k in out_keys[p]],
-                                       [tensor(x) for x in inputs[p]], []))
-                        continue
-                    stack.append((p, True))
-                    stack.extend((x[0], False) for x in reversed(inputs[p])
-                                 if x[0] in mirrored and x[0] not in recomputed)
-            return tensor(e)
+            thousands of recomputed operators is common."""
+            stack = [(node, False)]
+            while stack:
+                p, ready = stack.pop()
+                if p in recomputed:
+                    continue
+                if ready:
+                    recomputed.add(p)
+                    append(("recompute", p, copies[p],
+                            [m if src in mirrored else f for src, f, m in ins[p]], []))
+                    continue
+                stack.append((p, True))
+                stack.extend((src, False) for src, _, _ in reversed(ins[p])
+                             if src in mirrored and src not in recomputed)
 
-        contributions: dict[EntryKey, list[int]] = {}
-        needs, gid, sid, clone_grad = self.needs, self.gid, self.sid, self.clone_grad
-        fc, bwd_inplace = self.fc, self.bwd_inplace
+        contributions: dict[int, list[int]] = {}      # by the forward tensor's number
+        gid, clone_grad, fc, bwd_inplace = self.gid, self.clone_grad, self.fc, self.bwd_inplace
+        needs, needs_fwd, grads, in_keys = self._needs, self._needs_fwd, self._grads, \
+            self._in_keys
+        bwd_pairs = self._bwd_pairs
         for i in reversed(self.order):
             reads: list[int] = []
-            for k in out_keys[i]:                   # the gradient of each output first
-                parts = contributions.pop((i, k), [])
+            for key, summed in grads[i]:              # the gradient of each output first
+                parts = contributions.pop(key, None)
+                if parts is None:
+                    continue
                 if len(parts) > 1:      # gradients from several consumers: summed first
-                    events.append(("backward", i, [sid[(i, k)]], parts, [(0, 0)]))
-                    reads.append(sid[(i, k)])
+                    append(("backward", i, [summed], parts, [(0, 0)]))
+                    reads.append(summed)
                 else:
                     reads.extend(parts)
-                ograds = len(reads)
+            ograds = len(reads)
             if i in clone_grad:
                 # an addition's inputs take its output's gradient as it is: MXNet's
                 # gradient pass makes no node for it, so nothing is recomputed either
-                for e in inputs[i]:
-                    contributions.setdefault(e, []).extend(reads[:1])
+                for key in in_keys[i]:
+                    contributions.setdefault(key, []).extend(reads[:1])
                 continue
             if i not in mirrored:
                 # a kept operator's backward reads the forward tensors of its inputs,
                 # which stay alive until then, mirrored or not: MXNet's gradient pass
                 # gives the backward of a node it does not mirror that node's own
                 # inputs (read in MXNet 1.9's bind reports)
-                reads += [fid[e] for e in needs[i]]
+                reads += needs_fwd[i]
             else:
-                for e in needs[i]:
-                    if e[0] not in mirrored:
-                        reads.append(fid[e])
-                    elif e[0] in recomputed:
-                        reads.append(mid[e])
+                for src, f, m in needs[i]:
+                    if src not in mirrored:
+                        reads.append(f)
                     else:
-                        reads.append(copy_of(e))
+                        if src not in recomputed:
+                            recompute(src)
+                        reads.append(m)
                 # the backward of a recomputed node waits for its copy (a control
                 # dependency in MXNet's gradient graph), needed or not: the copy and
                 # its recomputed inputs are made before the gradients it writes
                 if i not in recomputed:
-                    copy_of((i, out_keys[i][0]))
+                    recompute(i)
             makes = gid[i]
-            for e, t in zip(inputs[i], makes):
-                if e in contributions:
-                    contributions[e].append(t)
+            for key, t in zip(in_keys[i], makes):
+                if key in contributions:
+                    contributions[key].append(t)
                 else:
-                    contributions[e] = [t]
-            pairs = [(j, 0) for j in range(len(makes))] \
-                if ograds and i in bwd_inplace else []
+                    contributions[key] = [t]
+            pairs = bwd_pairs[i] if ograds and i in bwd_inplace else []
             if i in fc and makes and len(reads) > ograds:
                 # FullyConnected's backward may write the data's gradient over the
                 # data (its weight gradient is taken first)
                 pairs = [(0, ograds)]
-            events.append(("backward", i, makes, reads, pairs))
+            append(("backward", i, makes, reads, pairs))
         if self.order:                      # the outputs stay until the step ends
             events.append(("backward", self.order[0], [], self.heads, []))
         return events
@@ -329,12 +341,12 @@ class Model:
         block within ``match_range`` of the size (the smallest larger one, else the
         largest smaller one, grown), otherwise a new block; the total is the sum of the
         blocks' largest sizes."""
-        import bisect
+        from bisect import bisect_left, bisect_right, insort
 
         events = self.events(tags, mirrored)
         nbytes = self.nbytes
-        refs_of = [0] * len(nbytes)
-        for _, _, _, reads, _ in events:
+        refs_of = list(self._forward_refs)      # the forward steps' reads, then the rest
+        for _, _, _, reads, _ in events[len(self.forward):]:
             for t in reads:
                 refs_of[t] += 1
         blocks: list[int] = []            # each block's largest size
@@ -342,55 +354,54 @@ class Model:
         free: list[tuple[int, int, int]] = []      # (size, order released, block)
         storage = [-1] * len(nbytes)
         released = 0
-
-        def release(sid: int) -> None:
-            nonlocal released
-            released += 1
-            bisect.insort(free, (blocks[sid], released, sid))
-
-        def request(size: int) -> int:
-            mid = bisect.bisect_left(free, (size, -1, -1))
-            end = bisect.bisect_right(free, (size * match_range, 1 << 62, 1 << 62))
-            if mid < end:
-                at = mid
-            else:
-                begin = bisect.bisect_left(free, (size // match_range, -1, -1))
-                if begin >= mid:
-                    blocks.append(size)
-                    refs.append(0)
-                    return len(blocks) - 1
-                at = mid - 1
-            _, _, sid = free.pop(at)
-            blocks[sid] = max(blocks[sid], size)
-            return sid
-
+        top = 1 << 62
+        # NNVM's planner, inlined (a call per tensor was a fifth of the time): a made
+        # tensor takes an input's block in place, else the smallest free block from its
+        # size up to match_range times it, else the largest below down to a
+        # match_range-th (grown), else a new block; a block is free when its last
+        # reader has read
         for _, _, makes, reads, pairs in events:
-            taken: set[int] = set() if pairs else _NONE
-            for made, read in pairs:
-                t = makes[made]
-                if read >= len(reads):
-                    continue
-                src = reads[read]
-                sid = storage[src]
-                if storage[t] >= 0 or sid < 0 or read in taken or refs[sid] != 1 \
-                        or refs_of[t] == 0 or nbytes[t] != nbytes[src]:
-                    continue
-                taken.add(read)
-                storage[t] = sid
-                refs[sid] += refs_of[t]
-            for t in (sorted(makes, key=lambda m: -nbytes[m]) if len(makes) > 1 else makes):
-                if storage[t] < 0 and nbytes[t] > 0:
-                    sid = request(nbytes[t])
+            if pairs:
+                taken: set[int] = set()
+                for made, read in pairs:
+                    t = makes[made]
+                    if read >= len(reads):
+                        continue
+                    src = reads[read]
+                    sid = storage[src]
+                    if storage[t] >= 0 or sid < 0 or read in taken or refs[sid] != 1 \
+                            or refs_of[t] == 0 or nbytes[t] != nbytes[src]:
+                        continue
+                    taken.add(read)
                     storage[t] = sid
-                    refs[sid] = refs_of[t]
+                    refs[sid] += refs_of[t]
+            for t in (sorted(makes, key=lambda m: -nbytes[m]) if len(makes) > 1 else makes):
+                size = nbytes[t]
+                if storage[t] >= 0 or size <= 0:
+                    continue
+                at = bisect_left(free, (size, -1, -1))
+                if at >= bisect_right(free, (size * match_range, top, top)):
+                    if bisect_left(free, (size // match_range, -1, -1)) >= at:
+                        storage[t] = len(blocks)
+                        blocks.append(size)
+                        refs.append(refs_of[t])
+                        continue
+                    at -= 1
+                sid = free.pop(at)[2]
+                if blocks[sid] < size:
+                    blocks[sid] = size
+                storage[t] = sid
+                refs[sid] = refs_of[t]
             for t in reads:
                 sid = storage[t]
                 if sid >= 0 and refs[sid] > 0:
                     refs[sid] -= 1
                     if refs[sid] == 0:
-                        release(sid)
+                        released += 1
+                        insort(free, (blocks[sid], released, sid))
             for t in makes:
                 sid = storage[t]
                 if sid >= 0 and refs[sid] == 0 and refs_of[t] == 0:
-                    release(sid)
+                    released += 1
+                    insort(free, (blocks[sid], released, sid))
         return sum(blocks) / MB

@@ -69,10 +69,13 @@ from mxexplorer.core.planning.state import original_thresholds as original_thres
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.core.runtime.progress import CancelToken, Progress, no_progress
 
+#: the planner's safety net in seconds (:func:`plan`'s ``time_limit``)
+TIME_LIMIT = 300.0
+
 
 def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
          stages: str | None = None, threshold_mb: int | None = None, mode: str = "best",
-         time_limit: float = 300.0, dtype: str = "float32",
+         time_limit: float = TIME_LIMIT, dtype: str = "float32",
          progress: Progress = no_progress, token: CancelToken | None = None,
          on_probe: ProbeCallback | None = None, target: str | None = None,
          cost: CostFactory | None = None) -> PlanResult:
@@ -86,9 +89,14 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     mode : "best" (the solver, then climb, trim and front: :mod:`plansearch`; probes
         and model calls by graph size, the same plan on any machine), "fast" (the same
         with the small budgets: a few seconds), "thorough" (the larger budgets at any
-        size: "best" takes the small ones from 500 operators), "quick" (the original's
-        probes and a 10-point sweep) or "original" (the original's 9 probes).
-    time_limit : a safety net in seconds, not reached on the benchmark networks.
+        size), "quick" (the original's
+        probes and a 10-point sweep) or "original" (the original's 9 probes).  "best"
+        runs both the fast and the thorough search and takes the better plan
+        (:func:`plansearch.search_modes`): never worse than either.
+    time_limit : a safety net in seconds, not reached on the benchmark networks: the
+        searches stop on their counts.  When it fires the result says so
+        (:attr:`PlanResult.complete`) and its plan is still the best costed, never
+        worse than the solver's.
     target : the device the plan is for, when not ``ctx`` (plan on the CPU for a GPU:
         the GPU's rules apply, see :func:`plansearch.never_mirrored`).
     cost : what a plan costs (:data:`CostFactory`); by default MXNet's own report
@@ -135,16 +143,19 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     budget, model_calls = plansearch.budgets(n_ops, mode)
     search.total = 2 if threshold_mb is not None else (11 if mode == "original" else
                                                        budget + 10)
+    if mode == "best" and threshold_mb is None:     # the fast search runs besides
+        search.total += plansearch.budgets(n_ops, "fast")[0] + 10
     baseline = measure_baseline(search)
     if threshold_mb is not None:
         kept, _, tags = search.threshold_plan(threshold_mb)
         search.cost_of(kept, "threshold", threshold_mb, tags)
     else:
-        original_thresholds(search, probe=not plansearch.fast_budgets(n_ops, mode))
+        if mode in ("best", "fast", "thorough"):
+            plansearch.search_modes(search, n_ops, mode)
+        else:
+            original_thresholds(search)
         if mode == "quick":
             plansearch.sweep(search, 10)
-        if mode in ("best", "fast", "thorough"):
-            plansearch.search_best(search, budget, model_calls)
     best: Plan | None = None
     if search.best_kept is not None and (search.best_cost < baseline or
                                          threshold_mb is not None):
@@ -155,7 +166,7 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
     progress(1, 1, "done")
     return PlanResult(baseline, best, tuple(search.probes), tuple(stage_map), stages,
                       snap.revision, dict(shapes), time.perf_counter() - started,
-                      node_macs, gstats.macs, gstats.param_bytes)
+                      node_macs, gstats.macs, gstats.param_bytes, search.cut, time_limit)
 
 
 def largest_batch(snap: GraphSnapshot, shapes: Mapping[str, Shape], budget_mb: float,

@@ -71,6 +71,16 @@ class PlanResult:
     forward_macs: int = 0
     #: bytes of the trained parameters (float32): their gradients as much again
     state_bytes: int = 0
+    #: the phase the safety net cut ("": the search ran to its counts) and the net's
+    #: seconds; a cut search's plan depends on the machine's speed (:attr:`complete`)
+    cut_in: str = ""
+    time_limit: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        """The search ran all its counted probes and model calls: the same graph and
+        shapes give this plan on any machine.  False when the safety net cut it."""
+        return not self.cut_in
 
     @property
     def planned_mb(self) -> float:

@@ -1,9 +1,11 @@
 """The plan search: which operators to keep and which MXNet recomputes.
 
 Deterministic: every phase is bounded by a number of probes and model calls, never by
-seconds (a
-safety deadline exists but is not reached on the benchmark networks), so the same
-graph and shapes give the same plan on any machine.  Every figure is MXNet's own
+seconds, so the same graph and shapes give the same plan on any machine.  A safety net
+in seconds (:attr:`Search.deadline`) only guards against a search that would not end;
+when it fires the result says so (:attr:`PlanResult.complete`, and the plan's words),
+and the solver's plans are costed by MXNet first, whatever the clock: a cut search
+never returns a plan worse than its own solver's.  Every figure is MXNet's own
 ``Total N MB allocated`` for the tagged graph, and the recompute of a plan is what
 MXNet's gradient pass recomputes, read from the ``_mirror`` nodes of the same bind.
 
@@ -24,7 +26,6 @@ in words.  No Qt, and MXNet only through the search's oracle.
 """
 from __future__ import annotations
 
-import time
 from typing import Callable, Iterable, Sequence
 
 from mxexplorer.core.analysis.stats import float32_bytes, human_bytes
@@ -34,7 +35,7 @@ from mxexplorer.core.planning import liveness, plansolve
 from mxexplorer.core.planning.model import MB, Plan, PlanResult, Probe
 from mxexplorer.core.planning.moves import near_moves, wide_moves
 from mxexplorer.core.planning.plantags import tags_for_kept
-from mxexplorer.core.planning.state import Search
+from mxexplorer.core.planning.state import Search, original_thresholds
 from mxexplorer.core.runtime.errors import UserError
 
 #: moves of a climb's step the model ranks at most (the rest wait)
@@ -51,6 +52,29 @@ def never_mirrored(doc: GraphDocument, ctx: str) -> frozenset[int]:
     return frozenset(i for i, n in enumerate(doc.nodes)
                      if not n.is_variable and opinfo.canonical_op(n.op) == "BatchNorm"
                      and str(n.attrs.get("cudnn_off", "False")).lower() not in ("true", "1"))
+
+
+def search_modes(search: Search, n_ops: int, mode: str) -> None:
+    """The searches "fast", "thorough" and "best" after the baseline.  "fast": the
+    original's thresholds left to the model, then :func:`search_best` with the small
+    budgets.  "thorough": the thresholds costed, then the larger budgets.  "best":
+    both, each exactly as it runs alone (the fast one in a :meth:`Search.fork`, the
+    plans both cost bound once), and the better plan of the two: never worse than
+    "fast" nor "thorough" on the same graph (within the half MB where the plan that
+    recomputes less is taken; MXNet's figures are whole MB)."""
+    fast_budget, fast_calls = budgets(n_ops, "fast")
+    side = search.fork() if mode == "best" else None
+    if mode == "fast" or side is not None:
+        fast = side or search
+        original_thresholds(fast, probe=False)
+        search_best(fast, fast_budget, fast_calls)
+        if mode == "fast":
+            return
+        search.before = len(fast.probes)
+    original_thresholds(search)
+    search_best(search, *budgets(n_ops, mode))
+    if side is not None:
+        search.absorb(side)
 
 
 def search_best(search: Search, budget: int, model_calls: int) -> None:
@@ -81,26 +105,21 @@ def search_best(search: Search, budget: int, model_calls: int) -> None:
     spread(search, max(left, reserve))
 
 
-#: operators from which the best search takes the fast budgets: a bind costs 60 ms or
-#: more there, and the model-first search finds as good plans (ResNet-152, batch 32:
-#: 1,182 MB in about 2 s, against 1,219 MB in 9 s with the larger budgets)
-FAST_FROM = 500
-
-
 def fast_budgets(n_ops: int, mode: str) -> bool:
-    """The search has the small budgets: a fast one, or a best one from
-    :data:`FAST_FROM` operators.  It then leaves the original's thresholds to the
-    model (MXNet does not cost them)."""
-    return mode == "fast" or (mode == "best" and n_ops >= FAST_FROM)
+    """The search has the small budgets (a fast one): it leaves the original's
+    thresholds to the model (MXNet does not cost them).  Until issue 27 "best" took them
+    too from 500 operators, and stayed well above "thorough" (DenseNet-169 1,814
+    against 1,712 MB, a 1001-layer ResNet 834 against 743)."""
+    return mode == "fast"
 
 
 def budgets(n_ops: int, mode: str = "best") -> tuple[int, int]:
     """MXNet probes and memory-model calls a search may make after the original's
     thresholds, by graph size: a probe binds the whole graph and a model call replays
-    it, so both are counts of node-visits.  "best" on graphs below :data:`FAST_FROM`
-    operators and "thorough" on any: 30,000 node-probes (12 to 400) and 600,000
-    node-calls (40 to 5,000); "fast" (and "best" on bigger graphs): 6,000 (8 to 400)
-    and 120,000 (40 to 1,500), a few seconds on any graph."""
+    it, so both are counts of node-visits.  "best" and "thorough": 30,000 node-probes
+    (12 to 400) and 600,000 node-calls (40 to 5,000) ("best" runs the fast search
+    besides); "fast": 6,000 (8 to 400) and 120,000 (40 to 1,500), a few seconds on any
+    graph."""
     n = max(n_ops, 1)
     if fast_budgets(n, mode):
         return max(8, min(400, 6_000 // n)), max(40, min(1500, 120_000 // n))
@@ -122,13 +141,16 @@ def solve(search: Search, model: plansolve.ModelSearch, ops: Sequence[int], veri
     starts += plansolve.chain_plans(chain)
     starts += [k for k, c in search.costs.items() if c is not None] + search.starts
     ranked = sorted(set(map(model.key, starts)), key=lambda k: (chain(k), k))
+    model.out_of_time = lambda: search.out_of_time("solver")
     for kept in ranked[:max(4, calls // 10)]:
         search.token.check()
         model(kept)
+        if model.out_of_time():       # one start at least: the climbs begin there
+            break
     roles = plansolve.roles(doc, model.model, search.stages)
     runs = plansolve.runs(doc, model.model, search.stages)
     best = model.best(1)[0]
-    while model.calls < limit:
+    while model.calls < limit and not model.out_of_time():
         before = best
         for step in ("runs", "roles", "stages", "ops", "wide"):
             search.token.check()
@@ -142,6 +164,7 @@ def solve(search: Search, model: plansolve.ModelSearch, ops: Sequence[int], veri
                                          ops, left // 2, wide=step == "wide")
         if best == before:
             break
+    # costed whatever the clock says: what the solver found is never lost to a cut
     probes = 0
     for kept in model.distinct_best(verify):
         search.token.check()
@@ -158,6 +181,7 @@ def _predictor(search: Search, model: plansolve.ModelSearch, calls: int
     probes so far, from the tenth): a model that cannot rank this graph's plans would
     only delay the right moves."""
     checked = [-1]
+    limit = model.calls + calls      # from where the model search stands
 
     def gated(kept: tuple[int, ...]) -> float | None:
         if len(search.costs) != checked[0]:     # new figures from MXNet: still right?
@@ -166,7 +190,7 @@ def _predictor(search: Search, model: plansolve.ModelSearch, calls: int
                             if c and k in model.cache)
             if len(errors) >= 10 and errors[len(errors) // 2] > 0.12:
                 search.predict = None      # from the next step on: graph order
-        if model.calls >= calls and model.key(kept) not in model.cache:
+        if model.calls >= limit and model.key(kept) not in model.cache:
             return None
         return model(kept)
 
@@ -179,7 +203,7 @@ def trim(search: Search, max_probes: int) -> int:
     probes = 0
     tried: set[int] = set()
     while probes < max_probes and search.best_kept is not None \
-            and time.perf_counter() <= search.deadline:
+            and not search.out_of_time("trim"):
         best = search.best_kept
         todo = [i for i in _by_macs(search, search.mirrored.get(best, ())) if i not in tried]
         if not todo:
@@ -215,7 +239,7 @@ def spread(search: Search, max_probes: int) -> int:
     plans.append(tuple(sorted(set(best) | set(cheap_only))))
     probes = 0
     for key in plans:
-        if probes >= max_probes or time.perf_counter() > search.deadline:
+        if probes >= max_probes or search.out_of_time("front"):
             break
         if key not in search.costs:
             probes += 1
@@ -264,9 +288,19 @@ def pick_within(probes: Iterable[Probe], budget_mb: float) -> Probe:
     return probe
 
 
+def cut_words(result: PlanResult) -> str:
+    """What a search cut by its safety net means for its plan ("" for a whole one)."""
+    if result.complete:
+        return ""
+    return (f"The search was cut by its safety net ({result.time_limit:,.0f} s) in its "
+            f"{result.cut_in}, on a machine too slow or too busy for it: this is the best "
+            f"plan found by then (never worse than its solver's), and another run may "
+            f"find a better one.")
+
+
 def describe(result: PlanResult, plan: Plan) -> str:
-    """A plan in words: memory against the unplanned graph, recompute, time, and what
-    MXNet's figure leaves out."""
+    """A plan in words: memory against the unplanned graph, recompute, time, what
+    MXNet's figure leaves out, and a search cut by its safety net."""
     base, cost = result.baseline_mb, plan.cost_mb
     change = (cost - base) / base if base else 0.0
     share = plan.recompute_share
@@ -283,7 +317,8 @@ def describe(result: PlanResult, plan: Plan) -> str:
                   f"({human_bytes(result.state_bytes)}"
                   f" each), and the optimizer's state (SGD with momentum: one more copy; "
                   f"Adam: two).")
-    return words
+    cut = cut_words(result)
+    return f"{words} {cut}" if cut else words
 
 
 # ------------------------------------------------------------------ moves
@@ -309,7 +344,7 @@ def climb(search: Search, max_probes: int, candidates: Sequence[int] | None = No
     Candidates are the stage nodes in graph order (or ``candidates``).  ``wide``: the
     moves of a climb that has stopped -- one kept node moved 4-8 places, two
     neighbouring kept nodes shifted together, one kept node moved and its neighbour
-    dropped.  Returns the probes it spent (the safety deadline aside, a count only)."""
+    dropped.  Returns the probes it spent (the safety net aside, a count only)."""
     order = list(candidates) if candidates is not None else \
         [i for i in search.doc.order() if i in search.stages]
     index = {n: k for k, n in enumerate(order)}
@@ -330,7 +365,7 @@ def climb(search: Search, max_probes: int, candidates: Sequence[int] | None = No
                 [m for m, g in zip(fresh, guesses) if g is None]
         start_cost = search.best_cost
         for move in moves:
-            if probes >= max_probes or time.perf_counter() > search.deadline:
+            if probes >= max_probes or search.out_of_time("climb"):
                 return probes
             if move in search.costs:
                 continue

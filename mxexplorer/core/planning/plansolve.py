@@ -193,6 +193,8 @@ class ModelSearch:
         self.fixed = frozenset(fixed)
         self.cache: dict[tuple[int, ...], float] = {}
         self.calls = 0
+        #: the search's safety net: climbs stop when it says so (never by default)
+        self.out_of_time: Callable[[], bool] = lambda: False
 
     def key(self, kept: Iterable[int]) -> tuple[int, ...]:
         return tuple(sorted(set(kept) | self.fixed))
@@ -225,7 +227,7 @@ class ModelSearch:
         while improved and self.calls < limit:
             improved = False
             for candidate in moves(current):
-                if self.calls >= limit:
+                if self.calls >= limit or self.out_of_time():
                     return best
                 move = self.key(candidate)
                 if restart and move in self.cache:

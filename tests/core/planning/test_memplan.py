@@ -231,3 +231,36 @@ def test_a_plan_changes_no_number_that_training_computes() -> None:
     assert grad_a.keys() == grad_b.keys() and len(grad_a) > 50
     assert [k for k in grad_a if not np.array_equal(grad_a[k], grad_b[k])] == []
     assert [k for k in aux_a if not np.array_equal(aux_a[k], aux_b[k])] == []
+
+
+def test_a_probe_mxnet_refuses_records_mxnets_telling_line() -> None:
+    """Issue 27: a failed probe's reason was often only "Traceback (most recent call
+    last):", the first line of MXNet's text.  Two real MXNet failures: a bind MXNet
+    refuses inside a search's probe (a tag value it cannot read), and an operator's
+    check, whose text starts with the traceback header."""
+    from mxexplorer.core.analysis import stats
+    from mxexplorer.core.analysis.shapes import infer_document
+    from mxexplorer.core.runtime.mxnet_env import failure
+    from mxexplorer.core.runtime.progress import no_progress
+
+    doc = GraphDocument.open(str(MLP))
+    shapes = {"data": (4, 784)}
+    analysis = infer_document(doc, doc.to_json(), shapes)
+    stages = {i: "True" for i in memplan.cut_vertices(doc)}
+    search = memplan.Search(doc, analysis.by_entry, stages, "auto",
+                            memplan.mxnet_cost(doc, analysis.by_entry, shapes, "cpu",
+                                               "float32"),
+                            stats.compute(doc, analysis), no_progress, CancelToken(), None)
+    node = next(iter(stages))
+    assert search.cost_of((), "local", None, {node: "maybe"}) is None
+    probe = search.probes[-1]
+    assert not probe.ok
+    assert probe.reason == ("Invalid Parameter format for __force_mirroring__ expect "
+                            "boolean but value='maybe'"), probe.reason
+    # a good probe after it still costs (the failure is data, the search goes on)
+    assert search.cost_of((node,), "local", None) is not None
+    with pytest.raises(mx.MXNetError) as info:
+        (mx.nd.ones((2, 3)) + mx.nd.ones((3, 2))).wait_to_read()
+    assert str(info.value).startswith("Traceback (most recent call last):")
+    assert failure(info.value) == ("Check failed: l == 1 || r == 1: operands could not be "
+                                   "broadcast together with shapes [2,3] [3,2]")

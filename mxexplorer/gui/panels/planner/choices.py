@@ -27,9 +27,9 @@ def stages_box(file_has_stages: bool) -> QComboBox:
 
 def search_box() -> QComboBox:
     box = QComboBox()
-    box.addItem("Best (solver + local search)", "best")
+    box.addItem("Best (fast and thorough: the better plan)", "best")
     box.addItem("Fast (a few seconds)", "fast")
-    box.addItem("Thorough (longer on big graphs)", "thorough")
+    box.addItem("Thorough (the larger budgets)", "thorough")
     box.addItem("Original memonger (9 probes)", "original")
     box.addItem("One threshold", "threshold")
     return box

@@ -443,8 +443,9 @@ class MemoryPanel(SessionPanel):
         extra = f" {len(failed)} probes failed ({failed[0].reason})." if failed else ""
         search = f"{len(result.probes)} probes in {result.seconds:.1f} s.{extra}"
         if plan is None:
+            cut = plansearch.cut_words(result)
             self._set_status(f"No plan beats the unplanned graph ({result.baseline_mb:.0f} "
-                             f"MB). {search}")
+                             f"MB). {cut + ' ' if cut else ''}{search}")
             return
         which = "the least memory" if result.best is not None and \
             plan.kept == result.best.kept else "a plan you picked"
