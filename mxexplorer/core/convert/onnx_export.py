@@ -213,7 +213,10 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
         sym = mx.sym.load_json(json.dumps(graph))
     token.check()
     progress(1, 4, "converting")
-    model = _convert(onnx, sym, params, [given[n] for n in names], opset, shapes, fixes)
+    # an input only folded anchors read (for its shape) is in the graph no more
+    kept = set(sym.list_inputs())
+    model = _convert(onnx, sym, params, [given[n] for n in names if onnx_names[n] in kept],
+                     opset, shapes, fixes)
     blob = model.SerializeToString()
     write_atomic(out_path, blob)
     report = ExportReport(out_path, opset, weights, tuple(fixes), None, len(blob))

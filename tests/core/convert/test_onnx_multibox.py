@@ -152,3 +152,15 @@ def test_the_boats_ssd_training_graph_exports_its_probabilities_and_detections(
     assert detections.reordered in (0, 2), report.lines()     # 2 here (x86-64)
     dropped = [f for f in report.fixes if " dropped: " in f and f.startswith("head ")]
     assert [f.split("'")[1] for f in dropped] == ["loc_loss", "cls_label"], report.fixes
+
+
+def test_an_input_only_the_anchors_read_leaves_the_other_inputs_their_shapes(
+        tmp_path) -> None:
+    """The anchors fold to constants, so an input only MultiBoxPrior reads (for its
+    shape) is no input of the ONNX model; the shapes handed to MXNet's converter still
+    counted it, and the input after it got its shape ("onnxruntime cannot run the
+    exported model: Please fix either the inputs or the model", no node named)."""
+    pooled = mx.sym.Pooling(mx.sym.var("x"), kernel=(2, 2), pool_type="max", name="pool")
+    net = mx.sym.Group([_detection(), pooled])
+    report = export_checked(net, {**SHAPES, "x": (1, 2, 4, 4)}, tmp_path)
+    assert report.check is not None and report.check.agree, report.lines()
