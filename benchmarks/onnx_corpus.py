@@ -10,7 +10,9 @@ For every symbol file in the folders given (default: ``benchmarks/corpus``, and
    random trained-looking weights (the file copied alone to a temporary folder) and,
    where a ``prefix-NNNN.params`` is beside the file, again with it.
 
-Each run ends as: ``agree`` (within 1e-4 of the output's largest value), ``differ``
+Each run ends as: ``agree`` (within 1e-4 of the output's largest value; detection rows,
+sorted by score, may come in another order where their scores are equal within that
+tolerance: rounding below it decides that order; said and counted), ``differ``
 (the verdict, naming the first node that differs), ``rounding`` (it differs, but the
 first differing node agrees when fed MXNet's own inputs: rounding far inside the
 tolerance amplified there: near-equal scores reordered at a sort or an NMS, an exp of
@@ -197,6 +199,8 @@ def main() -> int:
 #: fed MXNet's own inputs (rounding far inside the tolerance upstream reorders
 #: near-equal scores at a sort or an NMS, or an exp of large values)
 OUTCOMES = ("agree", "rounding", "differ", "refused", "error")
+#: what an agreeing verdict says when detection rows of equal scores came in another order
+REORDERED = "rows of equal scores in another order"
 
 
 def summarize(rows: list[Row], markdown: bool) -> None:
@@ -215,6 +219,11 @@ def summarize(rows: list[Row], markdown: bool) -> None:
             print(f"  {weights} weights: {line}")
     print(f"  export and agree (every run of the file): {agree} of {len(loaded)} "
           f"({agree / max(1, len(loaded)):.0%})")
+    moved = sum(1 for r in loaded if r.runs and all(o == "agree" for o, _ in r.runs.values())
+                and any(REORDERED in d for _, d in r.runs.values()))
+    if moved:
+        print(f"  ... of which {moved} with detection rows of equal scores matched in "
+              "another order")
     near = sum(1 for r in loaded if r.runs and
                all(o in ("agree", "rounding") for o, _ in r.runs.values()))
     if near > agree:

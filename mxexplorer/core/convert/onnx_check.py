@@ -2,6 +2,8 @@
 training heads and all, so every rewrite of the export is checked too), and, when an
 output differs, the first node whose output differs: every intermediate output marked
 on both sides and compared in graph order, as Polygraphy's ``debug reduce`` does.
+Detection rows sorted by score may match with rows of scores equal within the tolerance
+in another order (:mod:`onnx_rows`), in the outputs and in the search alike.
 
 Runs in the export's child process; must not import Qt.
 """
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from mxexplorer.core.analysis.shapes import Shape
+from mxexplorer.core.convert import onnx_rows
 from mxexplorer.core.graph import opinfo
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.core.runtime.mxnet_env import argument_types, mxnet_errors
@@ -28,6 +31,9 @@ class OutputCheck:
     max_rel: float          # the largest difference over the output's largest magnitude
     where: tuple[int, ...]
     top1: float | None      # share of rows whose arg max agrees (2-D scores)
+    #: detection rows of equal scores (within the tolerance) that came in another
+    #: order and were matched row for row (:mod:`onnx_rows`)
+    reordered: int = 0
 
 
 @dataclass(frozen=True)
@@ -84,8 +90,11 @@ class CheckReport:
         if self.agree:
             worst = max((o.max_abs for o in self.outputs), default=0.0)
             rel = max((o.max_rel for o in self.outputs), default=0.0)
+            moved = "".join(f"; {o.reordered} rows of equal scores in another order "
+                            f"({o.name})" for o in self.outputs if o.reordered)
             return (f"outputs agree within {self.tolerance:g} (largest difference "
-                    f"{worst:.2g}, {rel:.2g} of the output's largest value; {self.inputs})")
+                    f"{worst:.2g}, {rel:.2g} of the output's largest value; "
+                    f"{self.inputs}{moved})")
         bad = next(o for o in self.outputs if not self._ok(o))
         k = self.outputs.index(bad)
         if bad.max_abs != bad.max_abs:
@@ -106,7 +115,8 @@ class CheckReport:
                     "alone_max_abs": first.alone_max_abs,
                     "alone_agrees": first.alone_agrees},
                 "outputs": [{"name": o.name, "shape": list(o.shape), "max_abs": o.max_abs,
-                             "max_rel": o.max_rel, "where": list(o.where), "top1": o.top1}
+                             "max_rel": o.max_rel, "where": list(o.where), "top1": o.top1,
+                             "reordered": o.reordered}
                             for o in self.outputs]}
 
 
@@ -197,10 +207,15 @@ def difference(ref: Any, got: Any) -> tuple[float, float, tuple[int, ...]]:
 
 
 def compare(names: list[str], mx_out: list[Any], ort_out: dict[str, Any],
-            tolerance: float, inputs: str) -> CheckReport:
+            tolerance: float, inputs: str,
+            rows: Mapping[str, onnx_rows.Rows] | None = None) -> CheckReport:
+    """Every output of MXNet (``names``, ``mx_out``) against onnxruntime's of the same
+    name; outputs that hold detection rows (``rows``, by name) may match with rows of
+    equal scores in another order (:func:`onnx_rows.reordered`)."""
     import numpy as np
 
     checks = []
+    pairs = []
     pool = sorted(ort_out)
     for name, ref in zip(names, mx_out):
         stem = name[:-len("_output")] if name.endswith("_output") else name
@@ -213,11 +228,16 @@ def compare(names: list[str], mx_out: list[Any], ort_out: dict[str, Any],
         pool.remove(candidates[0])
         if got.shape != ref.shape:
             raise UserError(f"output {name}: ONNX gives shape {got.shape}, MXNet {ref.shape}")
+        pairs.append((name, ref, got))
+    moved = onnx_rows.reordered(pairs, rows or {}, tolerance)
+    for name, ref, got in pairs:
+        got, count = moved.get(name, (got, 0))
         max_abs, max_rel, where = difference(ref, got)
         top1 = None
         if ref.ndim == 2 and ref.shape[1] > 1:
             top1 = float(np.mean(np.argmax(ref, 1) == np.argmax(got, 1)))
-        checks.append(OutputCheck(name, tuple(ref.shape), max_abs, max_rel, where, top1))
+        checks.append(OutputCheck(name, tuple(ref.shape), max_abs, max_rel, where, top1,
+                                  count))
     return CheckReport(tuple(checks), tolerance, inputs)
 
 
@@ -323,6 +343,8 @@ def first_difference(mx: Any, onnx: Any, model: Any, original: Any,
     typed = {v.name: v for v in list(inferred.graph.value_info) +
              list(inferred.graph.output)}
     pairs = [(e, onnx_name(e)) for e in entries if onnx_name(e) in typed]
+    rows = onnx_rows.sorted_rows(original.tojson())
+    perms: dict[str, Any] = {}              # detection nodes' rows matched: as moved
     same: set[str] = set()
     compared = 0
     marked = onnx.ModelProto()          # one copy, its extra outputs changed per part
@@ -341,6 +363,11 @@ def first_difference(mx: Any, onnx: Any, model: Any, original: Any,
                 continue
             compared += 1
             max_abs, max_rel, _ = difference(ref, out)
+            if not (max_abs <= tolerance or max_rel <= tolerance):
+                matched = onnx_rows.entry_matched(rows.get(entry), ref, out, tolerance,
+                                                  perms)
+                if matched is not None:
+                    max_abs, max_rel, _ = difference(ref, matched)
             if max_abs <= tolerance or max_rel <= tolerance:
                 same.add(entry)
             else:
@@ -389,6 +416,11 @@ def _alone(mx: Any, onnx: Any, model: Any, original: Any, entry: str,
     if got is None or got.shape != values[entry].shape:
         return None
     max_abs, max_rel, _ = difference(values[entry], got)
+    if not (max_abs <= tolerance or max_rel <= tolerance):
+        rows = onnx_rows.sorted_rows(original.tojson()).get(entry)
+        matched = onnx_rows.entry_matched(rows, values[entry], got, tolerance, {})
+        if matched is not None:
+            max_abs, max_rel, _ = difference(values[entry], matched)
     return max_abs, bool(max_abs <= tolerance or max_rel <= tolerance)
 
 

@@ -14,7 +14,9 @@ the way in, and a check of the result against MXNet before anyone trusts it.
   (:mod:`onnx_ops`).
 * Check (:mod:`onnx_check`): MXNet's forward of the *original* graph and onnxruntime
   run the same inputs (random, a ``.npy`` or an image); every output is compared and
-  the verdict is one line, naming the first node that differs when an output does.
+  the verdict is one line, naming the first node that differs when an output does;
+  detection rows of scores equal within the tolerance may come in another order
+  (:mod:`onnx_rows`), said in the verdict.
 
 Runs in a child process (:func:`export_snapshot`); must not import Qt.
 """
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from mxexplorer.core.analysis.shapes import Shape
-from mxexplorer.core.convert import onnx_check, onnx_fixes, onnx_ops
+from mxexplorer.core.convert import onnx_check, onnx_fixes, onnx_ops, onnx_rows
 from mxexplorer.core.convert.onnx_check import CheckReport as CheckReport
 from mxexplorer.core.convert.onnx_check import NodeDifference as NodeDifference
 from mxexplorer.core.convert.onnx_check import OutputCheck as OutputCheck
@@ -80,6 +82,8 @@ class ExportReport:
         if self.check is not None:
             for k, o in enumerate(self.check.outputs):
                 top = f", top-1 agreement {o.top1:.0%}" if o.top1 is not None else ""
+                if o.reordered:
+                    top += f", {o.reordered} rows of equal scores matched in another order"
                 out.append(f"output {k} {o.name} {o.shape}: max abs {o.max_abs:.3g}, "
                            f"max rel {o.max_rel:.3g}{top}")
             out.append(self.check.verdict())
@@ -209,7 +213,10 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
         sym = mx.sym.load_json(json.dumps(graph))
     token.check()
     progress(1, 4, "converting")
-    model = _convert(onnx, sym, params, [given[n] for n in names], opset, shapes, fixes)
+    # an input only folded anchors read (for its shape) is in the graph no more
+    kept = set(sym.list_inputs())
+    model = _convert(onnx, sym, params, [given[n] for n in names if onnx_names[n] in kept],
+                     opset, shapes, fixes)
     blob = model.SerializeToString()
     write_atomic(out_path, blob)
     report = ExportReport(out_path, opset, weights, tuple(fixes), None, len(blob))
@@ -229,8 +236,10 @@ def export(graph_json: str, shapes: Mapping[str, Shape], out_path: str,
         values = onnx_check.forward_entries(mx, original, entries, known, feed, params)
         mx_out = [values[n] for n in entries]
     progress(3, 4, "running onnxruntime")
+    rows = onnx_rows.sorted_rows(original.tojson())      # detections: ties in any order
     result = onnx_check.compare(outputs, mx_out, onnx_check.run_onnx(blob, onnx_feed),
-                                tolerance, where)
+                                tolerance, where,
+                                {n: rows[e] for n, e in zip(outputs, entries) if e in rows})
     if not result.agree:
         token.check()
         progress(3, 4, "finding the first node that differs")
