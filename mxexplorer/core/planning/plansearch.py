@@ -85,8 +85,10 @@ def search_best(search: Search, budget: int, model_calls: int) -> None:
     doc = search.doc
     ops = [i for i in doc.order() if not doc.nodes[i].is_variable
            and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]
-    model = plansolve.ModelSearch(liveness.Model(doc, search.by_entry),
-                                  tags_for_kept(doc, ()), search.fixed)
+    if not search.models:                  # one replay of the graph for every fork
+        search.models.append(liveness.Model(doc, search.by_entry))
+    model = plansolve.ModelSearch(search.models[0], tags_for_kept(doc, ()), search.fixed,
+                                  search.figures)
     search.predict = _predictor(search, model, model_calls)
     # the solver's share of the model's calls; the rest ranks the climb's moves (a
     # small budget goes mostly to the solver: its climbs find what few probes cannot)

@@ -185,7 +185,8 @@ class ModelSearch:
     """Kept sets costed by the memory model (cached; ``calls`` counts the new ones)."""
 
     def __init__(self, model: liveness.Model, base: Mapping[int, str],
-                 fixed: Iterable[int] = ()):
+                 fixed: Iterable[int] = (),
+                 figures: dict[tuple[int, ...], float] | None = None):
         self.model = model
         self.base = dict(base)
         #: what MXNet recomputes when nothing is kept; a kept set leaves out its nodes
@@ -193,6 +194,10 @@ class ModelSearch:
         self.fixed = frozenset(fixed)
         self.cache: dict[tuple[int, ...], float] = {}
         self.calls = 0
+        #: the model's figures, shared with other searches of the same graph (a kept set
+        #: one of them replayed is not replayed again; each still counts it as a call,
+        #: so a search spends its budget as it does alone)
+        self.figures = figures if figures is not None else {}
         #: the search's safety net: climbs stop when it says so (never by default)
         self.out_of_time: Callable[[], bool] = lambda: False
 
@@ -203,7 +208,11 @@ class ModelSearch:
         key = self.key(kept)
         if key not in self.cache:
             self.calls += 1
-            self.cache[key] = self.model.total_mb({}, mirrored=self.mirrorable - set(key))
+            figure = self.figures.get(key)
+            if figure is None:
+                figure = self.model.total_mb({}, mirrored=self.mirrorable - set(key))
+                self.figures[key] = figure
+            self.cache[key] = figure
         return self.cache[key]
 
     def best(self, count: int) -> list[tuple[int, ...]]:

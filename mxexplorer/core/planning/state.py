@@ -10,6 +10,7 @@ from typing import Callable, Iterable, Mapping
 from mxexplorer.core.analysis import stats
 from mxexplorer.core.analysis.shapes import Shape
 from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.planning import liveness
 from mxexplorer.core.planning.model import Probe, ProbeCallback
 from mxexplorer.core.planning.plancost import CostFunction
 from mxexplorer.core.planning.plantags import original_tags, tags_for_kept
@@ -57,6 +58,10 @@ class Search:
     #: shared with the searches :meth:`fork` makes: a plan both cost is bound once
     measured: dict[tuple[int, ...], tuple[float | None, tuple[int, ...], str]] = \
         field(default_factory=dict)
+    #: the memory model of the graph (one, made by the first search that needs it) and
+    #: its figure for each kept set, shared likewise (:class:`plansolve.ModelSearch`)
+    models: list[liveness.Model] = field(default_factory=list)
+    figures: dict[tuple[int, ...], float] = field(default_factory=dict)
     #: the original's plan at each threshold (:meth:`threshold_plan`), shared likewise
     thresholds: dict[int, tuple[tuple[int, ...], dict[str, int], dict[int, str]]] = \
         field(default_factory=dict)
