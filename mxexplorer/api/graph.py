@@ -284,12 +284,21 @@ def _graph(obj: Graph | str | Any) -> Graph:
 
 def diff(a: Graph | str | Any, b: Graph | str | Any, *, params: bool = False,
          shapes: ShapeMap | None = None) -> Diff:
-    """Compare two graphs (Graphs, paths or symbols).
+    """Compare two graphs: nodes matched by name, then by structure.
 
     Parameters
     ----------
-    params : compare the checkpoints beside the two files tensor by tensor too.
-    shapes : infer both at these input shapes and compare the shapes as well.
+    a, b : Graph, str, os.PathLike or mx.sym.Symbol
+        The two graphs (anything :func:`load` takes).
+    params : bool
+        Compare the checkpoints beside the two files tensor by tensor too.
+    shapes : mapping of str to tuple of int, optional
+        Infer both at these input shapes and compare the shapes as well.
+
+    Returns
+    -------
+    Diff
+        ``same``, ``summary`` and the changed, added, removed and renamed nodes.
     """
     ga, gb = _graph(a), _graph(b)
     shapes_a = shapes_b = None
@@ -317,6 +326,16 @@ def open(path: str | os.PathLike[str]) -> Graph:  # noqa: A001 - the API's verb
     """Open a symbol file, or a checkpoint pair from either of its files
     (``prefix-symbol.json`` finds the newest ``prefix-NNNN.params`` beside it).
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``*-symbol.json`` (any generation MXNet wrote) or a ``*-NNNN.params``.
+
+    Returns
+    -------
+    Graph
+        The graph, its checkpoint in ``params_path`` when there is one.
+
     Raises
     ------
     UserError : a missing, unreadable or damaged file, in one line.
@@ -325,7 +344,17 @@ def open(path: str | os.PathLike[str]) -> Graph:  # noqa: A001 - the API's verb
 
 
 def load(obj: Any) -> Graph:
-    """A graph from a path, symbol JSON text, a JSON dict or an ``mx.sym.Symbol``."""
+    """A graph from a path, symbol JSON text, a JSON dict or an ``mx.sym.Symbol``.
+
+    Parameters
+    ----------
+    obj : Graph, str, os.PathLike, dict or mx.sym.Symbol
+        Text that starts with ``{`` is JSON; other text is a path.
+
+    Returns
+    -------
+    Graph
+    """
     if isinstance(obj, Graph):
         return obj
     if isinstance(obj, os.PathLike):

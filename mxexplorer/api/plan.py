@@ -34,6 +34,7 @@ class PlanReport:
 
     @property
     def baseline_mb(self) -> float:
+        """MXNet's ``Total N MB allocated`` for training the graph without a plan."""
         return self.result.baseline_mb
 
     @property

@@ -99,10 +99,12 @@ class Diff:
 
     @property
     def same(self) -> bool:
+        """No node added, removed, renamed or changed, no tensor that differs."""
         return self._found.same
 
     @property
     def summary(self) -> str:
+        """The differences counted in one line ("1 changed, 0 renamed, ...")."""
         return self._found.summary()
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,22 +113,27 @@ class Diff:
 
     @property
     def changed(self) -> list[dict[str, Any]]:
+        """Nodes on both sides that differ: ``{"a", "b", "attrs", "shapes"}`` each."""
         return list(self.to_dict()["changed"])
 
     @property
     def added(self) -> list[str]:
+        """Names of the nodes only B has."""
         return list(self.to_dict()["added"])
 
     @property
     def removed(self) -> list[str]:
+        """Names of the nodes only A has."""
         return list(self.to_dict()["removed"])
 
     @property
     def renamed(self) -> list[tuple[str, str]]:
+        """(A's name, B's name) of the nodes matched by structure under another name."""
         return [(r["a"], r["b"]) for r in self.to_dict()["renamed"]]
 
     @property
     def result(self) -> graph_diff.GraphDiff:
+        """The comparison as mxexplorer's core holds it (node indices; may change)."""
         return self._found
 
     def __bool__(self) -> bool:
