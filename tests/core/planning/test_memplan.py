@@ -200,14 +200,38 @@ def test_benchmark_refuses_a_graph_against_itself() -> None:
         benchmark.compare(text, json.dumps(json.loads(text)), {"data": (4, 784)})
 
 
-def test_a_plan_changes_no_number_that_training_computes() -> None:
+def _mobilenet_v2() -> GraphDocument:
+    """Gluon's MobileNetV2 (0.25): depthwise convolutions, ReLU6, no residual on every
+    block."""
+    from mxnet.gluon.model_zoo import vision
+
+    net = vision.mobilenet_v2_0_25(classes=10)
+    return GraphDocument.from_json(net(mx.sym.var("data")).tojson())
+
+
+def _memonger_resnet() -> GraphDocument:
+    """memonger's own example network (LeakyReLU, bottlenecks, its mirror_stage tags)."""
+    from tests.test_memonger import EXAMPLE
+
+    namespace: dict = {}
+    exec(compile(EXAMPLE.split("layers = [2, 2, 2, 2]")[0].replace(
+        "from mxexplorer import memonger", ""), "example", "exec"), namespace)
+    return GraphDocument.from_json(namespace["get_symbol"]([1, 1, 1, 1], 8).tojson())
+
+
+@pytest.mark.parametrize("make", [lambda: GraphDocument.open(str(R18)), _mobilenet_v2,
+                                  _memonger_resnet],
+                         ids=["resnet18_v1", "mobilenetv2_0.25", "memonger_resnet"])
+def test_a_plan_changes_no_number_that_training_computes(make) -> None:
     """One training step with and without the plan, from the same weights and inputs:
     outputs, every gradient and the BatchNorm statistics come out bit for bit the same
-    (a plan only recomputes; issue 27 keeps this guarantee)."""
+    (a plan only recomputes; issue 27 keeps this guarantee), on three networks."""
     import numpy as np
 
-    shapes = {"data": (2, 3, 64, 64)}
-    snap = GraphDocument.open(str(R18)).snapshot()
+    doc = make()
+    size = 224 if "global_pool_output" in doc.internal_names() else 64
+    shapes = {"data": (2, 3, size, size)}
+    snap = doc.snapshot()
     result = memplan.plan(snap, shapes, stages="auto", mode="fast")
     planned = memplan.planned_json(snap, result)
     assert result.planned_mb < result.baseline_mb
@@ -218,7 +242,7 @@ def test_a_plan_changes_no_number_that_training_computes() -> None:
         rng = np.random.default_rng(5)
         for name, arr in sorted(exe.arg_dict.items()) + sorted(exe.aux_dict.items()):
             value = rng.uniform(0.5 if name.endswith("_var") else -1, 1, arr.shape)
-            arr[:] = value.astype("float32")
+            arr[:] = (0 * value if name.endswith("_label") else value).astype("float32")
         outs = exe.forward(is_train=True)
         exe.backward([mx.nd.ones(o.shape) for o in outs])
         mx.nd.waitall()
@@ -228,7 +252,7 @@ def test_a_plan_changes_no_number_that_training_computes() -> None:
 
     (out_a, grad_a, aux_a), (out_b, grad_b, aux_b) = step(snap.json), step(planned)
     assert all(np.array_equal(a, b) for a, b in zip(out_a, out_b))
-    assert grad_a.keys() == grad_b.keys() and len(grad_a) > 50
+    assert grad_a.keys() == grad_b.keys() and len(grad_a) > 20
     assert [k for k in grad_a if not np.array_equal(grad_a[k], grad_b[k])] == []
     assert [k for k in aux_a if not np.array_equal(aux_a[k], aux_b[k])] == []
 
