@@ -129,7 +129,7 @@ class PlanReport:
             "seconds": result.seconds,
             # False when the safety net cut the search: the plan then depends on the machine
             "complete": result.complete,
-            "summary": plansearch.describe(result, best) if best else
+            "summary": self.summary if best or self.within_mb is not None else
             plansearch.cut_words(result),
             "state_bytes": result.state_bytes,
             "front": [{"cost": p.cost_mb, "recompute_share": p.recompute_share}

@@ -67,7 +67,9 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
     out = sys.stdout
     out.write(f"stages      {len(result.stages)} ({result.stage_source})\n")
     out.write(f"unplanned   {result.baseline_mb:.0f} MB\n")
-    if best is None:
+    if best is None and report.within_mb is not None:
+        out.write(textwrap.fill(report.summary, 88) + "\n")
+    elif best is None:
         out.write("planned     no plan beats the unplanned graph; nothing tagged\n")
         if not result.complete:
             out.write(textwrap.fill(plansearch.cut_words(result), 88) + "\n")

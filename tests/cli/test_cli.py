@@ -351,3 +351,20 @@ def test_errors_stay_one_line_with_mxnets_telling_line(tmp_path) -> None:
     assert telling_line(traced) == "Check failed: x > 0: too small"
     assert telling_line("Traceback (most recent call last):\n  File \"a\"\nOSError: "
                         "the disk\n") == "OSError: the disk"
+
+
+def test_plan_within_a_budget_the_unplanned_graph_fits_says_so(capsys) -> None:
+    """``--within`` at or above the unplanned graph's MB: nothing needs recomputing, and
+    the output says that (it said "no plan beats the unplanned graph")."""
+    import json
+
+    from mxexplorer.cli import main
+
+    args = ["plan", str(EXAMPLES / "resnet18_v1-symbol.json"), "--shape",
+            "data=2,3,64,64", "--search", "fast", "--within", "100000"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "nothing is recomputed" in text and "no plan beats" not in text
+    assert main(args + ["--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "nothing is recomputed" in data["summary"] and data["recompute_share"] == 0
