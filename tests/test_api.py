@@ -191,6 +191,9 @@ def test_diff_matches_nodes_and_names_what_changed(tmp_path) -> None:
     assert not d.same and bool(d) and d.changed[0]["a"] == "fc1"
     assert "1 changed" in d.summary
     assert mxexplorer.diff(a, a.path).same
+    data["nodes"][4]["name"] = "act1"                    # relu1, renamed
+    moved = mxexplorer.diff(a, mxexplorer.load(data))
+    assert moved.renamed == [("relu1", "act1")] and moved.added == moved.removed == []
 
 
 @pytest.mark.slow

@@ -119,17 +119,18 @@ class Diff:
     @property
     def added(self) -> list[str]:
         """Names of the nodes only B has."""
-        return list(self.to_dict()["added"])
+        return [self.b.document.nodes[j].name for j in self._found.added]
 
     @property
     def removed(self) -> list[str]:
         """Names of the nodes only A has."""
-        return list(self.to_dict()["removed"])
+        return [self.a.document.nodes[i].name for i in self._found.removed]
 
     @property
     def renamed(self) -> list[tuple[str, str]]:
         """(A's name, B's name) of the nodes matched by structure under another name."""
-        return [(r["a"], r["b"]) for r in self.to_dict()["renamed"]]
+        return [(self.a.document.nodes[i].name, self.b.document.nodes[j].name)
+                for i, j in self._found.renamed]
 
     @property
     def result(self) -> graph_diff.GraphDiff:
