@@ -153,10 +153,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--threshold", type=int, metavar="MB",
                    help="plan at this threshold exactly as the original memonger does")
     p.add_argument("--search", choices=("best", "fast", "thorough", "original"),
-                   default="best", help="best: the fast and the thorough search, the "
-                   "better plan (never worse than either); fast: solver and local search "
-                   "in a few seconds; thorough: the larger budgets; original: memonger's "
-                   "9 probes")
+                   default="best", help="best: the fast and the thorough search side by "
+                   "side, the better plan (never worse than fast); fast: solver and local "
+                   "search in a few seconds; thorough: the larger budgets; original: "
+                   "memonger's 9 probes")
     p.add_argument("--budget", type=float, metavar="MB",
                    help="find the largest batch that trains within this memory")
     p.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS",

@@ -203,6 +203,8 @@ class Model:
         fid, mid, sid = self.fid, self.mid, self.sid
         self._ins = {i: [(e[0], fid[e], mid[e]) for e in self.inputs[i]] for i in order}
         self._in_keys = {i: [fid[e] for e in self.inputs[i]] for i in order}
+        #: each operator's input operators, last first (the order a recompute expands)
+        self._sources = {i: [e[0] for e in reversed(self.inputs[i])] for i in order}
         self._needs = {i: [(e[0], fid[e], mid[e]) for e in self.needs[i]] for i in order}
         self._needs_fwd = {i: [fid[e] for e in self.needs[i]] for i in order}
         self._copies = {i: [mid[(i, k)] for k in out_keys[i]] for i in order}
@@ -232,23 +234,30 @@ class Model:
         recomputed: set[int] = set()
         ins, copies = self._ins, self._copies
 
+        sources = self._sources
+
         def recompute(node: int) -> None:
             """Make the recomputed copy of ``node`` (mirrored, not yet made), its
             recomputed inputs before it, depth first, without recursion: a chain of
-            thousands of recomputed operators is common."""
-            stack = [(node, False)]
+            thousands of recomputed operators is common.  The stack holds a node to
+            expand as itself and one whose inputs are made as ``~node`` (negative)."""
+            stack = [node]
+            pop, push, extend = stack.pop, stack.append, stack.extend
             while stack:
-                p, ready = stack.pop()
-                if p in recomputed:
-                    continue
-                if ready:
+                p = pop()
+                if p < 0:
+                    p = ~p
+                    if p in recomputed:
+                        continue
                     recomputed.add(p)
                     append(("recompute", p, copies[p],
                             [m if src in mirrored else f for src, f, m in ins[p]], []))
                     continue
-                stack.append((p, True))
-                stack.extend((src, False) for src, _, _ in reversed(ins[p])
-                             if src in mirrored and src not in recomputed)
+                if p in recomputed:
+                    continue
+                push(~p)
+                extend([src for src in sources[p]
+                        if src in mirrored and src not in recomputed])
 
         contributions: dict[int, list[int]] = {}      # by the forward tensor's number
         gid, clone_grad, fc, bwd_inplace = self.gid, self.clone_grad, self.fc, self.bwd_inplace
@@ -351,10 +360,14 @@ class Model:
                 refs_of[t] += 1
         blocks: list[int] = []            # each block's largest size
         refs: list[int] = []              # readers left per block
-        free: list[tuple[int, int, int]] = []      # (size, order released, block)
+        # the free blocks by (size, order released, block), each as one int: size above
+        # the order above the block, ``bits`` bits each (ints compare 3x faster than
+        # tuples; a tensor is made once, so neither count reaches ``len(nbytes)``)
+        free: list[int] = []
+        bits = len(nbytes).bit_length() + 1
+        shift, mask = 2 * bits, (1 << bits) - 1
         storage = [-1] * len(nbytes)
         released = 0
-        top = 1 << 62
         # NNVM's planner, inlined (a call per tensor was a fifth of the time): a made
         # tensor takes an input's block in place, else the smallest free block from its
         # size up to match_range times it, else the largest below down to a
@@ -379,15 +392,15 @@ class Model:
                 size = nbytes[t]
                 if storage[t] >= 0 or size <= 0:
                     continue
-                at = bisect_left(free, (size, -1, -1))
-                if at >= bisect_right(free, (size * match_range, top, top)):
-                    if bisect_left(free, (size // match_range, -1, -1)) >= at:
+                at = bisect_left(free, size << shift)
+                if at >= bisect_right(free, ((size * match_range + 1) << shift) - 1):
+                    if bisect_left(free, (size // match_range) << shift) >= at:
                         storage[t] = len(blocks)
                         blocks.append(size)
                         refs.append(refs_of[t])
                         continue
                     at -= 1
-                sid = free.pop(at)[2]
+                sid = free.pop(at) & mask
                 if blocks[sid] < size:
                     blocks[sid] = size
                 storage[t] = sid
@@ -398,10 +411,10 @@ class Model:
                     refs[sid] -= 1
                     if refs[sid] == 0:
                         released += 1
-                        insort(free, (blocks[sid], released, sid))
+                        insort(free, (blocks[sid] << shift) | (released << bits) | sid)
             for t in makes:
                 sid = storage[t]
                 if sid >= 0 and refs[sid] == 0 and refs_of[t] == 0:
                     released += 1
-                    insort(free, (blocks[sid], released, sid))
+                    insort(free, (blocks[sid] << shift) | (released << bits) | sid)
         return sum(blocks) / MB

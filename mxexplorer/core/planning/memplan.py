@@ -66,7 +66,9 @@ from mxexplorer.core.planning.retag import retagged_json as retagged_json
 from mxexplorer.core.planning.state import Search as Search
 from mxexplorer.core.planning.state import measure_baseline
 from mxexplorer.core.planning.state import original_thresholds as original_thresholds
+from mxexplorer.core.runtime import forked
 from mxexplorer.core.runtime.errors import UserError
+from mxexplorer.core.runtime.gcpause import frozen_heap
 from mxexplorer.core.runtime.progress import CancelToken, Progress, no_progress
 
 #: the planner's safety net in seconds (:func:`plan`'s ``time_limit``)
@@ -78,7 +80,7 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
          time_limit: float = TIME_LIMIT, dtype: str = "float32",
          progress: Progress = no_progress, token: CancelToken | None = None,
          on_probe: ProbeCallback | None = None, target: str | None = None,
-         cost: CostFactory | None = None) -> PlanResult:
+         cost: CostFactory | None = None, parallel: bool = True) -> PlanResult:
     """Plan a document snapshot for training at ``shapes`` on ``ctx``.
 
     Parameters
@@ -91,8 +93,9 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
         with the small budgets: a few seconds), "thorough" (the larger budgets at any
         size), "quick" (the original's
         probes and a 10-point sweep) or "original" (the original's 9 probes).  "best"
-        runs both the fast and the thorough search and takes the better plan
-        (:func:`plansearch.search_modes`): never worse than either.
+        runs both the fast and the thorough search, side by side where it can
+        (``parallel``), and takes the better plan (:func:`plansearch.search_modes`):
+        never worse than "fast", and below 500 operators than "thorough".
     time_limit : a safety net in seconds, not reached on the benchmark networks: the
         searches stop on their counts.  When it fires the result says so
         (:attr:`PlanResult.complete`) and its plan is still the best costed, never
@@ -101,12 +104,24 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
         the GPU's rules apply, see :func:`plansearch.never_mirrored`).
     cost : what a plan costs (:data:`CostFactory`); by default MXNet's own report
         (:func:`mxnet_cost`), :func:`model_cost` for the memory model without MXNet.
+    parallel : "best" runs its fast half in a forked process beside the thorough one
+        where that is safe (Linux, two cores, ``ctx`` a CPU: :func:`forked.available`);
+        the plan is the same either way, only the wall time differs.
 
     Raises
     ------
     NoStagesError : ``stages="file"`` and no node is tagged.
     UserError : shapes that do not fit the graph, a graph MXNet cannot bind.
     """
+    with frozen_heap():      # the memory model's garbage is all the collector sees
+        return _plan(snap, shapes, ctx, stages, threshold_mb, mode, time_limit, dtype,
+                     progress, token, on_probe, target, cost, parallel)
+
+
+def _plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str, stages: str | None,
+          threshold_mb: int | None, mode: str, time_limit: float, dtype: str,
+          progress: Progress, token: CancelToken | None, on_probe: ProbeCallback | None,
+          target: str | None, cost: CostFactory | None, parallel: bool) -> PlanResult:
     started = time.perf_counter()
     token = token or CancelToken()
     if stages not in ("file", "auto", None):
@@ -139,6 +154,9 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
                     token, on_probe)
     search.fixed = plansearch.never_mirrored(doc, target or ctx)
     search.deadline = started + time_limit
+    # a CUDA context cannot cross a fork: planning on a GPU runs its searches in turn
+    search.parallel = parallel and forked.available() and \
+        not ctx.strip().lower().startswith("gpu")
     n_ops = sum(not n.is_variable for n in doc.nodes)
     budget, model_calls = plansearch.budgets(n_ops, mode)
     search.total = 2 if threshold_mb is not None else (11 if mode == "original" else

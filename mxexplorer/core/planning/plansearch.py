@@ -36,7 +36,9 @@ from mxexplorer.core.planning.model import MB, Plan, PlanResult, Probe
 from mxexplorer.core.planning.moves import near_moves, wide_moves
 from mxexplorer.core.planning.plantags import tags_for_kept
 from mxexplorer.core.planning.state import Search, original_thresholds
+from mxexplorer.core.runtime import forked
 from mxexplorer.core.runtime.errors import UserError
+from mxexplorer.core.runtime.progress import CancelToken, no_progress
 
 #: moves of a climb's step the model ranks at most (the rest wait)
 MODEL_MOVES = 400
@@ -54,27 +56,93 @@ def never_mirrored(doc: GraphDocument, ctx: str) -> frozenset[int]:
                      and str(n.attrs.get("cudnn_off", "False")).lower() not in ("true", "1"))
 
 
+#: from this many operators, the "best" search's thorough half leaves the original's
+#: thresholds to the memory model, as the fast search does: nine binds of the whole
+#: graph (6 s of a 1001-layer ResNet's 29) that gave none of the four large benchmark
+#: networks its plan (issue 27: "best" within 15 s there)
+LARGE = 500
+
+
 def search_modes(search: Search, n_ops: int, mode: str) -> None:
     """The searches "fast", "thorough" and "best" after the baseline.  "fast": the
     original's thresholds left to the model, then :func:`search_best` with the small
     budgets.  "thorough": the thresholds costed, then the larger budgets.  "best":
     both, each exactly as it runs alone (the fast one in a :meth:`Search.fork`, the
-    plans both cost bound once), and the better plan of the two: never worse than
-    "fast" nor "thorough" on the same graph (within the half MB where the plan that
-    recomputes less is taken; MXNet's figures are whole MB)."""
+    plans both cost bound once; from :data:`LARGE` operators the thorough one leaves
+    the thresholds to the model too), and the better plan of the two: never worse than
+    "fast" on the same graph, nor below :data:`LARGE` operators than "thorough"
+    (within the half MB where the plan that recomputes less is taken; MXNet's figures
+    are whole MB).  Where it can (:attr:`Search.parallel`), the fast half runs in a
+    forked process beside the thorough one (:class:`_Beside`); in two threads the two
+    took longer than one after the other (DenseNet-201: 16.5 s against 14.0: the GIL)."""
     fast_budget, fast_calls = budgets(n_ops, "fast")
     side = search.fork() if mode == "best" else None
-    if mode == "fast" or side is not None:
+    job: _Beside | None = None
+    if side is not None and search.parallel:
+        job = _Beside(search, side, fast_budget, fast_calls)
+    elif mode == "fast" or side is not None:
         fast = side or search
         original_thresholds(fast, probe=False)
         search_best(fast, fast_budget, fast_calls)
         if mode == "fast":
             return
         search.before = len(fast.probes)
-    original_thresholds(search)
-    search_best(search, *budgets(n_ops, mode))
+    try:
+        original_thresholds(search, probe=mode == "thorough" or n_ops < LARGE)
+        search_best(search, *budgets(n_ops, mode))
+        if job is not None:
+            job.finish()
+    finally:
+        if job is not None:
+            job.stop()
     if side is not None:
         search.absorb(side)
+
+
+#: what a search run beside another brings back (:class:`_Beside`)
+_OUTCOME = ("probes", "best_kept", "best_cost", "best_threshold",
+            "best_recompute", "least_cost", "cut", "mirrored")
+
+
+class _Beside:
+    """The fast half of "best" run in a forked copy of the process
+    (:class:`forked.Beside`) while this one runs the thorough half: on two cores the
+    fast search costs little of the wall time.  Its probes reach the caller's
+    ``on_probe`` as they are costed (passed on before each of this search's reports and
+    while it waits); its outcome is set on ``side`` for :meth:`Search.absorb`.  The
+    copy starts with what this process holds, so the fast search follows exactly the
+    path it follows alone."""
+
+    def __init__(self, search: Search, side: Search, budget: int, calls: int):
+        self.search, self.side = search, side
+
+        def work(send: Callable[[Probe], None]) -> dict[str, object]:
+            side.on_probe, side.progress, side.token = send, no_progress, CancelToken()
+            original_thresholds(side, probe=False)
+            search_best(side, budget, calls)
+            return {name: getattr(side, name) for name in _OUTCOME}
+
+        self.job = forked.Beside(work)
+        search.drain = self.drain
+
+    def passed_on(self, probe: Probe) -> None:
+        self.search.token.check()         # nothing more is reported once cancelled
+        self.search.before += 1
+        if self.search.on_probe is not None:
+            self.search.on_probe(probe)
+
+    def drain(self) -> None:
+        for probe in self.job.messages():
+            self.passed_on(probe)
+
+    def finish(self) -> None:
+        outcome = self.job.result(self.search.token, self.passed_on)
+        for name, value in outcome.items():
+            setattr(self.side, name, value)
+
+    def stop(self) -> None:
+        self.search.drain = None
+        self.job.stop()
 
 
 def search_best(search: Search, budget: int, model_calls: int) -> None:
@@ -119,13 +187,18 @@ def budgets(n_ops: int, mode: str = "best") -> tuple[int, int]:
     """MXNet probes and memory-model calls a search may make after the original's
     thresholds, by graph size: a probe binds the whole graph and a model call replays
     it, so both are counts of node-visits.  "best" and "thorough": 30,000 node-probes
-    (12 to 400) and 600,000 node-calls (40 to 5,000) ("best" runs the fast search
-    besides); "fast": 6,000 (8 to 400) and 120,000 (40 to 1,500), a few seconds on any
-    graph."""
+    (12 to 400; "best" 8 to 400) and 600,000 node-calls (40 to 5,000) ("best" runs the
+    fast search besides); "fast": 6,000 (8 to 400) and 120,000 (40 to 1,500), a few
+    seconds on any graph."""
     n = max(n_ops, 1)
     if fast_budgets(n, mode):
         return max(8, min(400, 6_000 // n)), max(40, min(1500, 120_000 // n))
-    return max(12, min(400, 30_000 // n)), max(40, min(5000, 600_000 // n))
+    # "best" takes the fast search's floor of 8 probes: from 2,500 operators 30,000
+    # node-probes are fewer than 12, and a 1001-layer ResNet's probe is a 0.6 s bind
+    # (its plan comes from the solver's first one; the floor of 12 added 2.5 s of
+    # front points that "thorough" still gives)
+    return max(8 if mode == "best" else 12, min(400, 30_000 // n)), \
+        max(40, min(5000, 600_000 // n))
 
 
 def solve(search: Search, model: plansolve.ModelSearch, ops: Sequence[int], verify: int,

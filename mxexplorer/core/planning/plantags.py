@@ -21,25 +21,33 @@ def _is_param_name(name: str) -> bool:
     return name.endswith(("weight", "bias", "beta", "gamma"))
 
 
+def tagging_walk(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape]
+                 ) -> list[tuple[int, int]]:
+    """What the original's tagging reads of a graph, whatever the threshold: the
+    ``get_internals()`` outputs it walks, in order, as (node, float32 bytes)."""
+    return [(entry.node, float32_bytes(by_entry.get((entry.node, entry.index))))
+            for entry in doc.internals() if not _is_param_name(entry.name)]
+
+
 def original_tags(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
-                  stages: Mapping[int, str], threshold_mb: int
+                  stages: Mapping[int, str], threshold_mb: int,
+                  walk: list[tuple[int, int]] | None = None
                   ) -> tuple[dict[int, str], dict[str, int]]:
     """The original ``make_mirror_plan``'s tagging for an integer threshold in MB.
 
     Walks ``get_internals()`` outputs in order, sizes as float32; returns the
-    ``force_mirroring`` value of every tagged node and ``{"max_size", "save_size"}``."""
+    ``force_mirroring`` value of every tagged node and ``{"max_size", "save_size"}``.
+    ``walk``: :func:`tagging_walk` of the same graph, when made already (a search tags
+    at some thirty thresholds)."""
     threshold = int(threshold_mb) << 20
     tags: dict[int, str] = {}
     local = save = max_size = 0
     last_stage = ""
     decision = ""
-    for entry in doc.internals():
-        if _is_param_name(entry.name):
-            continue
-        size = float32_bytes(by_entry.get((entry.node, entry.index)))
+    for node, size in (walk if walk is not None else tagging_walk(doc, by_entry)):
         local += size
-        tags[entry.node] = "True"
-        stage = stages.get(entry.node)
+        tags[node] = "True"
+        stage = stages.get(node)
         if stage is None:
             continue
         if stage == "True" or stage != last_stage:
@@ -48,13 +56,13 @@ def original_tags(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
                 max_size = max(max_size, local)
                 local = 0
                 decision = "False"
-                tags[entry.node] = "False"
+                tags[node] = "False"
             else:
                 decision = "True"
             last_stage = stage
         elif decision == "False":
             save += size
-            tags[entry.node] = "False"
+            tags[node] = "False"
     return tags, {"max_size": max_size, "save_size": save}
 
 

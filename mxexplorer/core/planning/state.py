@@ -13,7 +13,7 @@ from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.planning import liveness
 from mxexplorer.core.planning.model import Probe, ProbeCallback
 from mxexplorer.core.planning.plancost import CostFunction
-from mxexplorer.core.planning.plantags import original_tags, tags_for_kept
+from mxexplorer.core.planning.plantags import original_tags, tagging_walk, tags_for_kept
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.core.runtime.mxnet_env import failure as _failure
 from mxexplorer.core.runtime.progress import CancelToken, Progress
@@ -47,8 +47,14 @@ class Search:
     total: int = 1
     #: operator nodes every plan keeps (cuDNN BatchNorm on a GPU: see :func:`never_mirrored`)
     fixed: frozenset[int] = frozenset()
-    #: probes made by a forked search that ran before this one (for the progress)
+    #: probes made by a forked search that ran before this one, or beside it (for the
+    #: progress)
     before: int = 0
+    #: "best" may run its fast half beside the thorough one in a forked process
+    #: (:mod:`mxexplorer.core.runtime.forked`)
+    parallel: bool = False
+    #: called before each report: passes on what a search run beside this one reported
+    drain: Callable[[], None] | None = None
 
     #: kept sets the solver starts from besides the costed ones
     starts: list[tuple[int, ...]] = field(default_factory=list)
@@ -65,6 +71,8 @@ class Search:
     #: the original's plan at each threshold (:meth:`threshold_plan`), shared likewise
     thresholds: dict[int, tuple[tuple[int, ...], dict[str, int], dict[int, str]]] = \
         field(default_factory=dict)
+    #: what the original's tagging walks (:func:`plantags.tagging_walk`), made once
+    walk: list[tuple[int, int]] | None = None
 
     def fork(self) -> Search:
         """A search of the same graph with nothing costed yet, its own probes and best,
@@ -106,6 +114,8 @@ class Search:
         return sum(per_node[i].macs for i in nodes if i in per_node)
 
     def emit(self, probe: Probe) -> None:
+        if self.drain is not None:
+            self.drain()
         self.probes.append(probe)
         if self.on_probe is not None:
             self.on_probe(probe)
@@ -162,7 +172,10 @@ class Search:
         shared with forks: 50 ms each on a 1001-layer ResNet, 33 per search)."""
         threshold = int(threshold_mb)
         if threshold not in self.thresholds:
-            tags, info = original_tags(self.doc, self.by_entry, self.stages, threshold)
+            if self.walk is None:
+                self.walk = tagging_walk(self.doc, self.by_entry)
+            tags, info = original_tags(self.doc, self.by_entry, self.stages, threshold,
+                                       self.walk)
             kept = tuple(sorted(i for i, v in tags.items() if v == "False"))
             self.thresholds[threshold] = (kept, info, tags)
         kept, info, tags = self.thresholds[threshold]

@@ -16,6 +16,7 @@ from mxexplorer.core.analysis import stats
 from mxexplorer.core.analysis.shapes import infer_document
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.planning import memplan, plansearch
+from mxexplorer.core.runtime import forked
 from tests.conftest import EXAMPLES, REPO
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
@@ -327,9 +328,14 @@ def test_search_modes_spend_what_they_say() -> None:
 
     assert steps(best) == steps(fast) + steps(thorough, 1)
     assert best.planned_mb <= min(fast.planned_mb, thorough.planned_mb) + 0.5
-    for size in (68, 500, 3340):
+    for size in (68, 500, 2500):
         assert plansearch.budgets(size) == plansearch.budgets(size, "thorough")
+    for size in (68, 500, 2500, 3340):
         assert plansearch.budgets(size, "fast") < plansearch.budgets(size)
+    # from 2,500 operators "best" keeps the node-probe count down to fast's floor of 8
+    # (a 1001-layer ResNet: 8 binds, not 12), with thorough's model calls
+    assert plansearch.budgets(3340) == (8, plansearch.budgets(3340, "thorough")[1])
+    assert plansearch.budgets(3340, "thorough")[0] == 12
     with pytest.raises(memplan.UserError, match="unknown search mode"):
         memplan.plan(snap, SHAPES, stages="auto", mode="slow")
 
@@ -370,3 +376,41 @@ def test_a_search_cut_by_its_safety_net_says_so_and_keeps_its_solvers_best() -> 
     # follows from counts
     _, again = _plan(mode="fast", time_limit=0.0)
     assert [(p.kind, p.kept) for p in again.probes] == [(p.kind, p.kept) for p in cut.probes]
+
+
+@pytest.mark.skipif(not forked.available(), reason="forking beside needs Linux, two cores")
+def test_best_beside_gives_the_plan_it_gives_one_search_after_the_other() -> None:
+    """Issue 27: "best" runs its fast half in a forked process beside the thorough one
+    (two cores: the wall time of the longer, not the sum).  MXNet's own figures: the
+    same probes in the same order, the same plan, and every probe reported as it came,
+    whichever process costed it."""
+    snap = GraphDocument.open(str(R18)).snapshot()
+    runs = {}
+    for parallel in (False, True):
+        seen: list = []
+        result = memplan.plan(snap, SHAPES, stages="auto", mode="best", cost=None,
+                              parallel=parallel, on_probe=seen.append)
+        assert sorted((p.kind, p.kept) for p in seen) == \
+            sorted((p.kind, p.kept) for p in result.probes)
+        runs[parallel] = result
+    serial, beside = runs[False], runs[True]
+    assert [(p.kind, p.kept, p.cost_mb, p.recompute_macs) for p in beside.probes] == \
+        [(p.kind, p.kept, p.cost_mb, p.recompute_macs) for p in serial.probes]
+    assert beside.best == serial.best and beside.complete
+
+
+def test_a_large_graphs_best_leaves_the_thresholds_to_the_model(monkeypatch) -> None:
+    """Issue 27: from 500 operators the thorough half of "best" does not bind the
+    original's nine thresholds (six seconds of a 1001-layer ResNet, and its plan came
+    from elsewhere on every large benchmark network); "thorough" still does."""
+    def originals(result) -> int:
+        return sum(p.kind == "original" for p in result.probes)
+
+    _, thorough = _plan(mode="thorough")
+    _, small = _plan(mode="best")
+    assert originals(small) == originals(thorough) > 0
+    monkeypatch.setattr(plansearch, "LARGE", 60)          # ResNet-18: 68 operators
+    _, best = _plan(mode="best")
+    _, fast = _plan(mode="fast")
+    assert originals(best) == 0 < originals(_plan(mode="thorough")[1])
+    assert best.planned_mb <= fast.planned_mb + 0.5
