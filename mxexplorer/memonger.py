@@ -15,7 +15,7 @@ The three functions keep memonger's names, arguments and return values:
 * :func:`search_plan` returns an ``mx.sym.Symbol`` whose ``__force_mirroring__`` tags
   are mxexplorer's plan (its search keeps the unplanned graph among its candidates, so
   the plan is never worse than none, and starts from memonger's own thresholds: below
-  memonger's plan on every network of the benchmarks), with the
+  memonger's plan on each of the 16 benchmark networks compared), with the
   stages from the graph's ``mirror_stage`` tags when it has any, else automatic (cut
   vertices).  Keyword arguments of ours: ``search``, ``within_mb``, ``ctx``,
   ``for_device``, ``stages``, ``plan_info``.
