@@ -1,3 +1,4 @@
-"""Where our code meets the machine: errors, progress, atomic files, child processes,
-importing MXNet, devices and GPUs, graphviz, the doctor.
+"""Where our code meets the machine: errors, progress, atomic files, child processes
+(and work forked beside the caller), importing MXNet, devices and GPUs, graphviz, the
+garbage collector during long work, the doctor.
 """
