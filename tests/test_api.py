@@ -238,3 +238,18 @@ def test_the_readme_examples_run(monkeypatch) -> None:
     runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.attempted >= 30 and result.failed == 0
+
+
+def test_a_plan_made_in_the_callers_process_never_forks_it(monkeypatch) -> None:
+    """``isolate=False`` runs the search here, in a notebook's kernel say: "best" then
+    runs its two searches in turn rather than forking the caller's process (the
+    isolated child it forks is ours)."""
+    from mxexplorer.core.runtime import forked
+
+    def no_fork(*args, **kwargs):
+        raise AssertionError("the caller's process was forked")
+
+    monkeypatch.setattr(forked, "Beside", no_fork)
+    g = mxexplorer.open(EXAMPLES / "resnet18_v1-symbol.json")
+    report = g.plan(data=(2, 3, 64, 64), search="best", isolate=False)
+    assert report.complete and report.planned_mb < report.baseline_mb

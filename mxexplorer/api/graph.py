@@ -158,7 +158,8 @@ class Graph:
         for_device : "gpu" to plan on the CPU for a GPU (cuDNN BatchNorm is then never
             recomputed).
         isolate : run MXNet in a child process (a crash in MXNet costs an error, not
-            the caller); False runs it here.
+            the caller; "best" forks that child to run its two searches side by side);
+            False runs it here, the two searches one after the other.
         time_limit : the search's safety net in seconds.  The searches stop on counts of
             probes, so the plan is the same on any machine; one this cuts says so
             (``PlanReport.complete`` False, and in its ``summary``).
@@ -174,11 +175,16 @@ class Graph:
             raise UserError(f"for_device must be 'cpu' or 'gpu', not {for_device!r}")
         given = self._given(shapes, shape_kw)
         snap = self._doc.snapshot()
-        run = jobs.plan if isolate else memplan.plan
         try:
-            result = run(snap, given, ctx, stages, threshold_mb, search,
-                         time_limit=time_limit, dtype=dtype,
-                         progress=progress or no_progress, target=for_device)
+            if isolate:
+                result = jobs.plan(snap, given, ctx, stages, threshold_mb, search,
+                                   time_limit=time_limit, dtype=dtype,
+                                   progress=progress or no_progress, target=for_device)
+            else:        # the caller's process is never forked (a notebook's kernel)
+                result = memplan.plan(snap, given, ctx, stages, threshold_mb, search,
+                                      time_limit=time_limit, dtype=dtype,
+                                      progress=progress or no_progress,
+                                      target=for_device, parallel=False)
         except memplan.NoStagesError as exc:
             raise memplan.NoStagesError(f"{exc}: tag the stage nodes mirror_stage, or plan "
                                         "with stages='auto' (cut vertices)") from None
