@@ -210,11 +210,53 @@ class Model:
         self._copies = {i: [mid[(i, k)] for k in out_keys[i]] for i in order}
         self._grads = {i: [(fid[(i, k)], sid[(i, k)]) for k in out_keys[i]] for i in order}
         self._bwd_pairs = {i: [(j, 0) for j in range(len(self.gid[i]))] for i in order}
+        self._backward = self._fixed_backward()
         #: how often the forward steps read each tensor: the same for every plan
         self._forward_refs = [0] * len(self.nbytes)
         for _, _, _, reads, _ in self.forward:
             for t in reads:
                 self._forward_refs[t] += 1
+
+    def _fixed_backward(self) -> list[tuple[int, list[Event], list[int], list[int],
+                                            list[tuple[int, int]], Event | None]]:
+        """The backward pass's parts that no plan changes, worked out once, operator by
+        operator last first: the steps summing its outputs' gradients, the gradients its
+        own step reads, what the step makes, its in-place pairs, and the whole step as
+        it is when the operator is kept (None: no step, an addition passes its gradient
+        on; only a recomputed operator's reads depend on the plan)."""
+        out: list[tuple[int, list[Event], list[int], list[int],
+                        list[tuple[int, int]], Event | None]] = []
+        contributions: dict[int, list[int]] = {}      # by the forward tensor's number
+        for i in reversed(self.order):
+            sums: list[Event] = []
+            ograds: list[int] = []
+            for key, summed in self._grads[i]:        # the gradient of each output first
+                parts = contributions.pop(key, None)
+                if parts is None:
+                    continue
+                if len(parts) > 1:      # gradients from several consumers: summed first
+                    sums.append(("backward", i, [summed], parts, [(0, 0)]))
+                    ograds.append(summed)
+                else:
+                    ograds.extend(parts)
+            if i in self.clone_grad:
+                # an addition's inputs take its output's gradient as it is: MXNet's
+                # gradient pass makes no node for it, so nothing is recomputed either
+                for key in self._in_keys[i]:
+                    contributions.setdefault(key, []).extend(ograds[:1])
+                out.append((i, sums, ograds, [], [], None))
+                continue
+            makes = self.gid[i]
+            for key, t in zip(self._in_keys[i], makes):
+                contributions.setdefault(key, []).append(t)
+            pairs = self._bwd_pairs[i] if ograds and i in self.bwd_inplace else []
+            if i in self.fc and makes and self.needs[i]:
+                # FullyConnected's backward may write the data's gradient over the
+                # data (its weight gradient is taken first)
+                pairs = [(0, len(ograds))]
+            kept: Event = ("backward", i, makes, ograds + self._needs_fwd[i], pairs)
+            out.append((i, sums, ograds, makes, pairs, kept))
+        return out
 
     def recomputed_by(self, tags: Mapping[int, str]) -> set[int]:
         """The operators ``tags`` has MXNet recompute (Dropout never is)."""
@@ -259,59 +301,32 @@ class Model:
                 extend([src for src in sources[p]
                         if src in mirrored and src not in recomputed])
 
-        contributions: dict[int, list[int]] = {}      # by the forward tensor's number
-        gid, clone_grad, fc, bwd_inplace = self.gid, self.clone_grad, self.fc, self.bwd_inplace
-        needs, needs_fwd, grads, in_keys = self._needs, self._needs_fwd, self._grads, \
-            self._in_keys
-        bwd_pairs = self._bwd_pairs
-        for i in reversed(self.order):
-            reads: list[int] = []
-            for key, summed in grads[i]:              # the gradient of each output first
-                parts = contributions.pop(key, None)
-                if parts is None:
-                    continue
-                if len(parts) > 1:      # gradients from several consumers: summed first
-                    append(("backward", i, [summed], parts, [(0, 0)]))
-                    reads.append(summed)
-                else:
-                    reads.extend(parts)
-            ograds = len(reads)
-            if i in clone_grad:
-                # an addition's inputs take its output's gradient as it is: MXNet's
-                # gradient pass makes no node for it, so nothing is recomputed either
-                for key in in_keys[i]:
-                    contributions.setdefault(key, []).extend(reads[:1])
+        needs = self._needs
+        for i, sums, ograd_reads, makes, pairs, kept in self._backward:
+            if sums:
+                events.extend(sums)
+            if kept is None:
                 continue
             if i not in mirrored:
                 # a kept operator's backward reads the forward tensors of its inputs,
                 # which stay alive until then, mirrored or not: MXNet's gradient pass
                 # gives the backward of a node it does not mirror that node's own
                 # inputs (read in MXNet 1.9's bind reports)
-                reads += needs_fwd[i]
-            else:
-                for src, f, m in needs[i]:
-                    if src not in mirrored:
-                        reads.append(f)
-                    else:
-                        if src not in recomputed:
-                            recompute(src)
-                        reads.append(m)
-                # the backward of a recomputed node waits for its copy (a control
-                # dependency in MXNet's gradient graph), needed or not: the copy and
-                # its recomputed inputs are made before the gradients it writes
-                if i not in recomputed:
-                    recompute(i)
-            makes = gid[i]
-            for key, t in zip(in_keys[i], makes):
-                if key in contributions:
-                    contributions[key].append(t)
+                append(kept)
+                continue
+            reads = list(ograd_reads)
+            for src, f, m in needs[i]:
+                if src not in mirrored:
+                    reads.append(f)
                 else:
-                    contributions[key] = [t]
-            pairs = bwd_pairs[i] if ograds and i in bwd_inplace else []
-            if i in fc and makes and len(reads) > ograds:
-                # FullyConnected's backward may write the data's gradient over the
-                # data (its weight gradient is taken first)
-                pairs = [(0, ograds)]
+                    if src not in recomputed:
+                        recompute(src)
+                    reads.append(m)
+            # the backward of a recomputed node waits for its copy (a control
+            # dependency in MXNet's gradient graph), needed or not: the copy and its
+            # recomputed inputs are made before the gradients it writes
+            if i not in recomputed:
+                recompute(i)
             append(("backward", i, makes, reads, pairs))
         if self.order:                      # the outputs stay until the step ends
             events.append(("backward", self.order[0], [], self.heads, []))

@@ -163,7 +163,8 @@ def _plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str, stages: st
                                                        budget + 10)
     if mode == "best" and threshold_mb is None:     # the fast search runs besides
         search.total += plansearch.budgets(n_ops, "fast")[0] + 10
-    baseline = measure_baseline(search)
+    if not (search.parallel and mode == "best" and threshold_mb is None):
+        measure_baseline(search)       # else the search forked beside costs it
     if threshold_mb is not None:
         kept, _, tags = search.threshold_plan(threshold_mb)
         search.cost_of(kept, "threshold", threshold_mb, tags)
@@ -174,6 +175,8 @@ def _plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str, stages: st
             original_thresholds(search)
         if mode == "quick":
             plansearch.sweep(search, 10)
+    baseline = search.baseline
+    assert baseline is not None        # measured here or beside, or an error was raised
     best: Plan | None = None
     if search.best_kept is not None and (search.best_cost < baseline or
                                          threshold_mb is not None):

@@ -35,7 +35,7 @@ from mxexplorer.core.planning import liveness, plansolve
 from mxexplorer.core.planning.model import MB, Plan, PlanResult, Probe
 from mxexplorer.core.planning.moves import near_moves, wide_moves
 from mxexplorer.core.planning.plantags import tags_for_kept
-from mxexplorer.core.planning.state import Search, original_thresholds
+from mxexplorer.core.planning.state import Search, measure_baseline, original_thresholds
 from mxexplorer.core.runtime import forked
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.core.runtime.progress import CancelToken, no_progress
@@ -95,19 +95,20 @@ def search_modes(search: Search, n_ops: int, mode: str) -> None:
     finally:
         if job is not None:
             job.stop()
-    if side is not None:
-        search.absorb(side)
+    if side is not None:     # beside, the fork costed the unplanned graph first
+        search.absorb(side, after=0 if job is not None else 1)
 
 
 #: what a search run beside another brings back (:class:`_Beside`)
-_OUTCOME = ("probes", "best_kept", "best_cost", "best_threshold",
+_OUTCOME = ("probes", "baseline", "best_kept", "best_cost", "best_threshold",
             "best_recompute", "least_cost", "cut", "mirrored")
 
 
 class _Beside:
     """The fast half of "best" run in a forked copy of the process
     (:class:`forked.Beside`) while this one runs the thorough half: on two cores the
-    fast search costs little of the wall time.  Its probes reach the caller's
+    fast search costs little of the wall time.  It costs the unplanned graph first
+    (the baseline: this search needs it only at the end).  Its probes reach the caller's
     ``on_probe`` as they are costed (passed on before each of this search's reports and
     while it waits); its outcome is set on ``side`` for :meth:`Search.absorb`.  The
     copy starts with what this process holds, so the fast search follows exactly the
@@ -118,6 +119,12 @@ class _Beside:
 
         def work(send: Callable[[Probe], None]) -> dict[str, object]:
             side.on_probe, side.progress, side.token = send, no_progress, CancelToken()
+            if side.baseline is None:
+                # the unplanned graph's bind (a second on a 1001-layer ResNet) is the
+                # first probe here, off the thorough search's path, which needs its
+                # figure only at the end; if MXNet cannot bind the graph, the error
+                # comes back from here
+                measure_baseline(side)
             original_thresholds(side, probe=False)
             search_best(side, budget, calls)
             return {name: getattr(side, name) for name in _OUTCOME}

@@ -50,6 +50,8 @@ class Search:
     #: probes made by a forked search that ran before this one, or beside it (for the
     #: progress)
     before: int = 0
+    #: MXNet's figure for the unplanned graph (:func:`measure_baseline`), once known
+    baseline: float | None = None
     #: "best" may run its fast half beside the thorough one in a forked process
     #: (:mod:`mxexplorer.core.runtime.forked`)
     parallel: bool = False
@@ -87,6 +89,8 @@ class Search:
         one's, where it ran) and its best plan when it is better by :meth:`better`'s
         rule against both searches' least memory."""
         self.probes[after:after] = other.probes
+        if self.baseline is None:
+            self.baseline = other.baseline
         self.before = 0
         self.mirrored.update(other.mirrored)
         self.cut = self.cut or other.cut
@@ -188,6 +192,7 @@ def measure_baseline(search: Search) -> float:
         cost = search.oracle.baseline(search.doc)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"MXNet cannot bind the graph for training: {_failure(exc)}") from None
+    search.baseline = cost
     search.emit(Probe("baseline", None, cost, True, "", (), time.perf_counter() - start))
     return cost
 

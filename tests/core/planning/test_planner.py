@@ -414,3 +414,24 @@ def test_a_large_graphs_best_leaves_the_thresholds_to_the_model(monkeypatch) -> 
     _, fast = _plan(mode="fast")
     assert originals(best) == 0 < originals(_plan(mode="thorough")[1])
     assert best.planned_mb <= fast.planned_mb + 0.5
+
+
+@pytest.mark.skipif(not forked.available(), reason="forking beside needs Linux, two cores")
+def test_a_graph_that_cannot_be_costed_is_one_line_beside_or_not() -> None:
+    """Beside, the forked search costs the unplanned graph first (off the thorough
+    search's path); when that fails the error is the same line as one search after
+    the other gives, not a crash or a plan without a baseline."""
+    class Unbindable(memplan.ModelCost):
+        def baseline(self, doc):
+            raise RuntimeError("Check failed: no storage for entry fc_output")
+
+    def factory(doc, by_entry, shapes, ctx, dtype):
+        return Unbindable(doc, by_entry)
+
+    snap = GraphDocument.open(str(R18)).snapshot()
+    for parallel in (False, True):
+        with pytest.raises(memplan.UserError) as info:
+            memplan.plan(snap, SHAPES, stages="auto", mode="best", cost=factory,
+                         parallel=parallel)
+        assert str(info.value) == "MXNet cannot bind the graph for training: " \
+            "Check failed: no storage for entry fc_output", (parallel, str(info.value))
