@@ -119,7 +119,8 @@ class Search:
 
     def emit(self, probe: Probe) -> None:
         if self.drain is not None:
-            self.drain()
+            self.drain()         # what the search beside reported first: it may cancel
+            self.token.check()
         self.probes.append(probe)
         if self.on_probe is not None:
             self.on_probe(probe)

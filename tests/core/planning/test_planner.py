@@ -17,6 +17,8 @@ from mxexplorer.core.analysis.shapes import infer_document
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.planning import memplan, plansearch
 from mxexplorer.core.runtime import forked
+from mxexplorer.core.runtime.errors import Cancelled
+from mxexplorer.core.runtime.progress import CancelToken
 from tests.conftest import EXAMPLES, REPO
 
 R18 = EXAMPLES / "resnet18_v1-symbol.json"
@@ -435,3 +437,23 @@ def test_a_graph_that_cannot_be_costed_is_one_line_beside_or_not() -> None:
                          parallel=parallel)
         assert str(info.value) == "MXNet cannot bind the graph for training: " \
             "Check failed: no storage for entry fc_output", (parallel, str(info.value))
+
+
+@pytest.mark.skipif(not forked.available(), reason="forking beside needs Linux, two cores")
+def test_nothing_is_reported_after_cancel_whichever_search_reported_last() -> None:
+    """A beside run reports the fork's probes just before each of its own: a cancel
+    from a probe of the fork's must stop the report of the next probe of its own too
+    (seen once beside a busy machine: four probes after a cancel at the third)."""
+    snap = GraphDocument.open(str(R18)).snapshot()
+    for stop_at in (1, 2, 3, 5, 8, 13, 21, 34):
+        token, seen = CancelToken(), []
+
+        def on_probe(probe, stop_at=stop_at, token=token, seen=seen) -> None:
+            seen.append(probe)
+            if len(seen) == stop_at:
+                token.cancel()
+
+        with pytest.raises(Cancelled):
+            memplan.plan(snap, SHAPES, stages="auto", mode="best", cost=memplan.model_cost,
+                         token=token, on_probe=on_probe)
+        assert len(seen) == stop_at
