@@ -7,11 +7,12 @@ the fast one runs in a fork: the copy has MXNet, the graph and the memory model
 already, starts in milliseconds and shares their pages until it writes.
 
 :class:`Beside` forks, runs ``work(send)`` in the copy, and reads back what ``send``
-streamed and what ``work`` returned (pickles over a pipe, read without blocking while
-the caller goes on).  The copy dies with its parent (Linux), is killed when the
-caller stops early, and never runs the caller's exit handlers.  Only where forking is
-known to be safe: Linux, two cores or more, and work that touches no GPU (a CUDA
-context cannot cross a fork); elsewhere the caller runs the work itself.  No Qt here.
+streamed and what ``work`` returned (pickles over a pipe, framed as :mod:`isolated`
+frames its child's, read without blocking while the caller goes on).  The copy dies
+with its parent (Linux), is killed when the caller stops early, and never runs the
+caller's exit handlers.  Only where forking is known to be safe: Linux, two cores or
+more, and work that touches no GPU (a CUDA context cannot cross a fork); elsewhere the
+caller runs the work itself.  No Qt here.
 """
 from __future__ import annotations
 
@@ -19,15 +20,12 @@ import os
 import pickle
 import select
 import signal
-import struct
 import sys
 from typing import Any, Callable
 
 from mxexplorer.core.runtime.errors import UserError
-from mxexplorer.core.runtime.isolated import _die_with_parent
+from mxexplorer.core.runtime.isolated import _HEADER, _die_with_parent, _send
 from mxexplorer.core.runtime.progress import CancelToken
-
-_HEADER = struct.Struct("!Q")
 
 
 def available() -> bool:
@@ -57,9 +55,7 @@ class Beside:
                 out = os.fdopen(write_fd, "wb")
 
                 def send(value: Any) -> None:
-                    data = pickle.dumps(("message", value), pickle.HIGHEST_PROTOCOL)
-                    out.write(_HEADER.pack(len(data)) + data)
-                    out.flush()
+                    _send(out, ("message", value))
 
                 try:
                     outcome: tuple[Any, ...] = ("result", work(send))
@@ -69,9 +65,7 @@ class Beside:
                     lines = str(exc).strip().splitlines()
                     outcome = ("error", None,
                                f"{type(exc).__name__}: {lines[-1] if lines else ''}")
-                data = pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
-                out.write(_HEADER.pack(len(data)) + data)
-                out.flush()
+                _send(out, outcome)
             except BaseException:  # noqa: BLE001 - the parent sees the pipe close
                 code = 1
             finally:
