@@ -67,6 +67,7 @@ from mxexplorer.core.planning.state import Search as Search
 from mxexplorer.core.planning.state import measure_baseline
 from mxexplorer.core.planning.state import original_thresholds as original_thresholds
 from mxexplorer.core.runtime import forked
+from mxexplorer.core.runtime.devices import parse_device
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.core.runtime.gcpause import frozen_heap
 from mxexplorer.core.runtime.progress import CancelToken, Progress, no_progress
@@ -155,15 +156,14 @@ def _plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str, stages: st
     search.fixed = plansearch.never_mirrored(doc, target or ctx)
     search.deadline = started + time_limit
     # a CUDA context cannot cross a fork: planning on a GPU runs its searches in turn
-    search.parallel = parallel and forked.available() and \
-        not ctx.strip().lower().startswith("gpu")
+    search.parallel = parallel and forked.available() and parse_device(ctx)[0] == "cpu"
     n_ops = sum(not n.is_variable for n in doc.nodes)
     budget, model_calls = plansearch.budgets(n_ops, mode)
     search.total = 2 if threshold_mb is not None else (11 if mode == "original" else
                                                        budget + 10)
     if mode == "best" and threshold_mb is None:     # the fast search runs besides
         search.total += plansearch.budgets(n_ops, "fast")[0] + 10
-    if not (search.parallel and mode == "best" and threshold_mb is None):
+    if threshold_mb is not None or not plansearch.forks_beside(search, mode):
         measure_baseline(search)       # else the search forked beside costs it
     if threshold_mb is not None:
         kept, _, tags = search.threshold_plan(threshold_mb)

@@ -78,7 +78,7 @@ def search_modes(search: Search, n_ops: int, mode: str) -> None:
     fast_budget, fast_calls = budgets(n_ops, "fast")
     side = search.fork() if mode == "best" else None
     job: _Beside | None = None
-    if side is not None and search.parallel:
+    if side is not None and forks_beside(search, mode):
         job = _Beside(search, side, fast_budget, fast_calls)
     elif mode == "fast" or side is not None:
         fast = side or search
@@ -97,6 +97,12 @@ def search_modes(search: Search, n_ops: int, mode: str) -> None:
             job.stop()
     if side is not None:     # beside, the fork costed the unplanned graph first
         search.absorb(side, after=0 if job is not None else 1)
+
+
+def forks_beside(search: Search, mode: str) -> bool:
+    """Whether :func:`search_modes` runs the fast half in a fork beside this search
+    (which then costs the unplanned graph there, not here)."""
+    return mode == "best" and search.parallel
 
 
 #: what a search run beside another brings back (:class:`_Beside`)
@@ -133,10 +139,13 @@ class _Beside:
         search.drain = self.drain
 
     def passed_on(self, probe: Probe) -> None:
-        self.search.token.check()         # nothing more is reported once cancelled
-        self.search.before += 1
-        if self.search.on_probe is not None:
-            self.search.on_probe(probe)
+        search = self.search
+        search.token.check()              # nothing more is reported once cancelled
+        search.before += 1
+        if search.on_probe is not None:
+            search.on_probe(probe)
+        done = len(search.probes) + search.before     # while it waits for the fork too
+        search.progress(min(done, search.total - 1), search.total, f"probe {done}")
 
     def drain(self) -> None:
         for probe in self.job.messages():
