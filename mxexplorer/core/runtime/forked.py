@@ -144,12 +144,14 @@ class Beside:
         return f"exit code {os.waitstatus_to_exitcode(status)}"
 
     def stop(self) -> None:
-        """Kill the copy if it still runs, reap it, close the pipe (again: nothing)."""
+        """Kill the copy if it still works, reap it, close the pipe (again: nothing).
+        A copy that has answered is left to end by itself (it exits as it sends)."""
         if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            if self._outcome is None:
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             try:
                 os.waitpid(self.pid, 0)
             except ChildProcessError:
