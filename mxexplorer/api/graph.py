@@ -2,6 +2,7 @@
 :func:`diff`, :func:`example`.  No Qt; MXNet only where it must answer."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 from importlib import resources
@@ -175,16 +176,12 @@ class Graph:
             raise UserError(f"for_device must be 'cpu' or 'gpu', not {for_device!r}")
         given = self._given(shapes, shape_kw)
         snap = self._doc.snapshot()
+        # run here, the caller's process is never forked (a notebook's kernel)
+        run = jobs.plan if isolate else functools.partial(memplan.plan, parallel=False)
         try:
-            if isolate:
-                result = jobs.plan(snap, given, ctx, stages, threshold_mb, search,
-                                   time_limit=time_limit, dtype=dtype,
-                                   progress=progress or no_progress, target=for_device)
-            else:        # the caller's process is never forked (a notebook's kernel)
-                result = memplan.plan(snap, given, ctx, stages, threshold_mb, search,
-                                      time_limit=time_limit, dtype=dtype,
-                                      progress=progress or no_progress,
-                                      target=for_device, parallel=False)
+            result = run(snap, given, ctx, stages, threshold_mb, search,
+                         time_limit=time_limit, dtype=dtype,
+                         progress=progress or no_progress, target=for_device)
         except memplan.NoStagesError as exc:
             raise memplan.NoStagesError(f"{exc}: tag the stage nodes mirror_stage, or plan "
                                         "with stages='auto' (cut vertices)") from None

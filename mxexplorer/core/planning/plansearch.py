@@ -107,7 +107,7 @@ def forks_beside(search: Search, mode: str) -> bool:
 
 #: what a search run beside another brings back (:class:`_Beside`)
 _OUTCOME = ("probes", "baseline", "best_kept", "best_cost", "best_threshold",
-            "best_recompute", "least_cost", "cut", "mirrored")
+            "best_recompute", "least_cost", "cut")
 
 
 class _Beside:
@@ -144,8 +144,7 @@ class _Beside:
         search.before += 1
         if search.on_probe is not None:
             search.on_probe(probe)
-        done = len(search.probes) + search.before     # while it waits for the fork too
-        search.progress(min(done, search.total - 1), search.total, f"probe {done}")
+        search.report_progress()           # while it waits for the fork, too
 
     def drain(self) -> None:
         for probe in self.job.messages():
@@ -191,14 +190,6 @@ def search_best(search: Search, budget: int, model_calls: int) -> None:
     spread(search, max(left, reserve))
 
 
-def fast_budgets(n_ops: int, mode: str) -> bool:
-    """The search has the small budgets (a fast one): it leaves the original's
-    thresholds to the model (MXNet does not cost them).  Until issue 27 "best" took them
-    too from 500 operators, and stayed well above "thorough" (DenseNet-169 1,814
-    against 1,712 MB, a 1001-layer ResNet 834 against 743)."""
-    return mode == "fast"
-
-
 def budgets(n_ops: int, mode: str = "best") -> tuple[int, int]:
     """MXNet probes and memory-model calls a search may make after the original's
     thresholds, by graph size: a probe binds the whole graph and a model call replays
@@ -207,7 +198,10 @@ def budgets(n_ops: int, mode: str = "best") -> tuple[int, int]:
     fast search besides); "fast": 6,000 (8 to 400) and 120,000 (40 to 1,500), a few
     seconds on any graph."""
     n = max(n_ops, 1)
-    if fast_budgets(n, mode):
+    # until issue 27 "best" had the small budgets from 500 operators, and stayed well
+    # above "thorough" (DenseNet-169 1,814 against 1,712 MB, a 1001-layer ResNet 834
+    # against 743)
+    if mode == "fast":
         return max(8, min(400, 6_000 // n)), max(40, min(1500, 120_000 // n))
     # "best" takes the fast search's floor of 8 probes: from 2,500 operators 30,000
     # node-probes are fewer than 12, and a 1001-layer ResNet's probe is a 0.6 s bind

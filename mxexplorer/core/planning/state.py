@@ -92,7 +92,6 @@ class Search:
         if self.baseline is None:
             self.baseline = other.baseline
         self.before = 0
-        self.mirrored.update(other.mirrored)
         self.cut = self.cut or other.cut
         if other.best_kept is None:
             return
@@ -124,6 +123,11 @@ class Search:
         self.probes.append(probe)
         if self.on_probe is not None:
             self.on_probe(probe)
+        self.report_progress()
+
+    def report_progress(self) -> None:
+        """The probes reported so far, this search's and those of a search beside it,
+        and the least memory among this one's."""
         ok = [p.cost_mb for p in self.probes if p.ok and p.cost_mb is not None]
         best = f", best {min(ok):.0f} MB" if ok else ""
         done = len(self.probes) + self.before

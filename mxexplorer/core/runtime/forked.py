@@ -24,7 +24,7 @@ import sys
 from typing import Any, Callable
 
 from mxexplorer.core.runtime.errors import UserError
-from mxexplorer.core.runtime.isolated import _HEADER, _die_with_parent, _send
+from mxexplorer.core.runtime.isolated import _HEADER, _describe_exit, _die_with_parent, _send
 from mxexplorer.core.runtime.progress import CancelToken
 
 
@@ -139,9 +139,7 @@ class Beside:
         except ChildProcessError:
             return "its exit was not seen"
         self.pid = 0
-        if os.WIFSIGNALED(status):
-            return f"killed by signal {os.WTERMSIG(status)}"
-        return f"exit code {os.waitstatus_to_exitcode(status)}"
+        return _describe_exit(os.waitstatus_to_exitcode(status))
 
     def stop(self) -> None:
         """Kill the copy if it still works, reap it, close the pipe (again: nothing).

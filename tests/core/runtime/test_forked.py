@@ -78,7 +78,7 @@ def test_a_copy_that_dies_is_an_error_that_says_how() -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
     seen: list[str] = []
-    with pytest.raises(UserError, match="stopped without an answer.*signal 9"):
+    with pytest.raises(UserError, match="stopped without an answer.*SIGKILL"):
         forked.Beside(crash).result(CancelToken(), seen.append)
     assert seen == ["about to die"]
 
