@@ -3,7 +3,9 @@
 Run with MXNet 1.9.1 installed: ``python tools/gen_op_table.py``.  The table lets the
 document answer, without importing MXNet, which op names MXNet knows, their canonical
 name (aliases such as ``_Plus`` are written back as ``elemwise_add``), and how many
-outputs an op has with its default attributes and what they are called.  Attribute-
+outputs an op has with its default attributes and what they are called, and each op's
+parameters (name, MXNet's type text with its default) and whether it refuses attributes
+it does not declare: what the engine (``mxexplorer.core.ops``) parses attributes by.  Attribute-
 dependent counts (``num_outputs``, ``state_outputs``, ...) are rules in
 ``mxexplorer.core.graph.opinfo``; ``tests/core/graph/test_opinfo.py`` checks both against MXNet.
 """
@@ -26,8 +28,11 @@ def all_op_names() -> list[str]:
     return sorted(py_str(plist[i]) for i in range(size.value))
 
 
-def canonical(op: str) -> str | None:
-    """The registered name behind an alias (aliases share one Op handle)."""
+def op_info(op: str) -> tuple[str, list[tuple[str, str]]] | None:
+    """The registered name behind an alias (aliases share one Op handle) and the op's
+    declared arguments as MXNet describes them: (name, type text), e.g.
+    ``("kernel", "Shape(tuple), required")``; inputs have types such as
+    ``NDArray-or-Symbol``."""
     handle = mx.base.OpHandle()
     try:
         check_call(_LIB.NNGetOpHandle(c_str(op), ctypes.byref(handle)))
@@ -44,7 +49,38 @@ def canonical(op: str) -> str | None:
                                     ctypes.byref(ret_type)))
     except mx.MXNetError:
         return None
-    return py_str(name.value)
+    args = [(py_str(arg_names[i]), py_str(arg_types[i])) for i in range(num_args.value)]
+    return py_str(name.value), args
+
+
+#: argument types that are inputs, not parameters
+INPUT_TYPES = ("NDArray-or-Symbol", "NDArray-or-Symbol[]", "NDArray", "Symbol",
+               "Symbol or Symbol[]", "Symbol[]", "ptr", "")
+
+
+def parameters(args: list[tuple[str, str]]) -> list[list[str]]:
+    """The parameters among an op's arguments: [name, type text] (type text as MXNet
+    gives it: kind, then required or the default)."""
+    return [[n, t] for n, t in args if t.split(",")[0].strip() not in INPUT_TYPES]
+
+
+def refuses_unknown(op: str) -> bool:
+    """Whether building the op with an attribute it does not declare fails (ops with a
+    parameter parser refuse; ops without one ignore such keys)."""
+    params = dict(REQUIRED.get(op, {}))
+    params["zz_not_a_parameter"] = "1"
+    keys = (ctypes.c_char_p * len(params))(*[c_str(k) for k in params])
+    vals = (ctypes.c_char_p * len(params))(*[c_str(v) for v in params.values()])
+    handle = mx.base.SymbolHandle()
+    creator = mx.base.OpHandle()
+    try:
+        check_call(_LIB.NNGetOpHandle(c_str(op), ctypes.byref(creator)))
+        check_call(_LIB.MXSymbolCreateAtomicSymbol(creator, len(params), keys, vals,
+                                                   ctypes.byref(handle)))
+    except mx.MXNetError as exc:
+        return "zz_not_a_parameter" in str(exc)
+    _LIB.NNSymbolFree(handle)
+    return False
 
 
 # Required parameters for the probe of ops that refuse to be built without them.
@@ -124,8 +160,12 @@ def probe(ops: list[str]) -> None:
     for op in ops:
         sys.stdout.write(op + "\t")
         sys.stdout.flush()
-        canon = canonical(op) or op
+        found = op_info(op)
+        canon = found[0] if found else op
         entry: dict[str, object] = {"canonical": canon}
+        if found is not None and canon == op:
+            entry["params"] = parameters(found[1])
+            entry["strict"] = refuses_unknown(op)
         outs = outputs_with_defaults(op)
         if outs is None and canon != op:
             outs = outputs_with_defaults(canon)

@@ -40,11 +40,28 @@ class OpSpec:
 
 
 @functools.lru_cache(maxsize=1)
-def _table() -> dict[str, OpSpec]:
+def _raw() -> dict[str, dict[str, Any]]:
     raw = json.loads(resources.files("mxexplorer.core").joinpath("data/mxnet_ops.json")
                      .read_text(encoding="utf-8"))
+    ops: dict[str, dict[str, Any]] = raw["ops"]
+    return ops
+
+
+def raw_entry(op: str) -> dict[str, Any] | None:
+    """The table's entry for ``op``'s canonical op (declared parameters included), or
+    None for an op MXNet 1.9.1 does not register."""
+    ops = _raw()
+    found = ops.get(op)
+    if found is None:
+        return None
+    canon: dict[str, Any] = ops.get(found.get("canonical", op), found)
+    return canon
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> dict[str, OpSpec]:
     table: dict[str, OpSpec] = {}
-    for name, entry in raw["ops"].items():
+    for name, entry in _raw().items():
         table[name] = OpSpec(
             name=name,
             canonical=entry.get("canonical", name),

@@ -1,0 +1,299 @@
+"""Operator attributes read as MXNet 1.9.1's parameter parser reads them.
+
+Owns :func:`parse`: a node's attribute strings (as any front end wrote them: ``'None'``,
+``'0'``/``'1'``, ``'true'``/``'True'``, ``(3, 3)``, ``[3,3]``, ``(3,)``, ``3``, ``(3L, 3L)``)
+turned into typed values with MXNet's defaults filled in, or a :class:`ParamError` that
+names the attribute and says what would fit.  The fields of every op (name, type,
+default) come from the op table ``tools/gen_op_table.py`` writes from MXNet itself, so
+an op's parameters are never typed in by hand.  Must not import MXNet or Qt.
+
+Type texts and what they become:
+
+- ``boolean``: ``True``/``False`` (``true``, ``1``, ``0``, any case, nothing around them);
+- ``int``, ``long`` (optionally ``(non-negative)``): ``int``; ``float``, ``double``: ``float``;
+- ``Shape(tuple)``, ``tuple of <int|long|float|double>``: a tuple (``None`` for MXNet's
+  unknown shape, written ``None``);
+- ``X or None``: ``None`` or the value; ``{None, 'a', 'b'}``: the chosen name or None;
+- ``string``: the text as written.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from mxexplorer.core.graph import opinfo
+
+
+class ParamError(ValueError):
+    """An attribute MXNet's parser refuses: ``attr`` names it, the text says why."""
+
+    def __init__(self, message: str, attr: str | None = None) -> None:
+        super().__init__(message)
+        self.attr = attr
+
+
+_INT = re.compile(r"\s*[+-]?\d+\s*\Z")
+_FLOAT = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)[fF]?\Z",
+                    re.IGNORECASE)
+#: the limits of C++ int and int64_t, past which istream fails
+_INT32 = 2**31
+_INT64 = 2**63
+
+
+def parse_int(text: str, wide: bool = False) -> int:
+    """``std::istringstream >> int`` with dmlc's check for trailing characters."""
+    if not _INT.match(text):
+        raise ValueError(text)
+    value = int(text)
+    limit = _INT64 if wide else _INT32
+    if not -limit <= value < limit:
+        raise ValueError(text)
+    return value
+
+
+def parse_float(text: str) -> float:
+    """dmlc's ``stof``/``stod``: a decimal, ``inf``/``infinity``/``nan`` in any case, an
+    optional ``f`` suffix; leading spaces, nothing after."""
+    if not _FLOAT.match(text):
+        raise ValueError(text)
+    body = text.strip().rstrip("fF")
+    low = body.lower().lstrip("+-")
+    if low.startswith("inf"):
+        return -math.inf if body.startswith("-") else math.inf
+    if low == "nan":
+        return math.nan
+    return float(body)
+
+
+def parse_bool(text: str) -> bool:
+    low = text.lower()
+    if low in ("true", "1"):
+        return True
+    if low in ("false", "0"):
+        return False
+    raise ValueError(text)
+
+
+def parse_tuple(text: str, item: Callable[[str], Any] = int,
+                integral: bool = True) -> tuple[Any, ...] | None:
+    """``mxnet::Tuple``'s ``operator>>``: ``(a, b)``, ``[a,b]``, ``(a,)``, ``()``, a lone
+    ``a`` (one element), ``None`` (unknown: returns None), ``3L`` for integers;
+    nothing but spaces after the closing bracket."""
+    n = len(text)
+    i = 0
+    number = re.compile(r"[+-]?\d+" if integral else
+                        r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)",
+                        re.IGNORECASE)
+
+    def rest_blank(k: int) -> None:
+        if text[k:].strip():
+            raise ValueError(text)
+
+    while True:
+        if i >= n:
+            raise ValueError(text)
+        ch = text[i]
+        if ch.isdigit() or ch == "-":
+            m = number.match(text, i)
+            if m is None:
+                raise ValueError(text)
+            rest_blank(m.end())
+            return (item(m.group()),)
+        i += 1
+        if ch in "([":
+            break
+        if not ch.isspace():
+            if ch == "N" and text[i:i + 3] == "one":
+                rest_blank(i + 3)
+                return None
+            raise ValueError(text)
+    while i < n and text[i].isspace():
+        i += 1
+    if i < n and text[i] in ")]":
+        rest_blank(i + 1)
+        return ()
+    values: list[Any] = []
+    while True:
+        while i < n and text[i].isspace():   # istream >> skips leading blanks
+            i += 1
+        m = number.match(text, i)
+        if m is None:
+            raise ValueError(text)
+        values.append(item(m.group()))
+        i = m.end()
+        while i < n and text[i].isspace():
+            i += 1
+        if integral and i < n and text[i] == "L":
+            i += 1
+        if i >= n:
+            raise ValueError(text)
+        ch = text[i]
+        i += 1
+        if ch == ",":
+            while i < n and text[i].isspace():
+                i += 1
+            if i < n and text[i] in ")]":
+                rest_blank(i + 1)
+                return tuple(values)
+            continue
+        if ch in ")]":
+            rest_blank(i)
+            return tuple(values)
+        raise ValueError(text)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One declared parameter of an op."""
+
+    name: str
+    kind: str                       # what MXNet calls the type ("Shape(tuple)" ...)
+    parse: Callable[[str], Any]
+    required: bool
+    default: Any
+    choices: tuple[str, ...] = ()   # enum names ("None" when optional)
+
+    def example(self) -> str:
+        if self.choices:
+            return ", ".join(c for c in self.choices)
+        return _EXAMPLES.get(self.kind.split(" or ")[0], self.kind)
+
+
+_EXAMPLES = {
+    "Shape(tuple)": "a tuple of whole numbers such as (3, 3)",
+    "boolean": "True or False",
+    "int": "a whole number", "long": "a whole number",
+    "int (non-negative)": "a whole number, 0 or more",
+    "long (non-negative)": "a whole number, 0 or more",
+    "float": "a number such as 0.5", "double": "a number such as 0.5", "real_t": "a number",
+}
+
+
+def _kind_parser(kind: str) -> tuple[Callable[[str], Any], tuple[str, ...]]:
+    """The parser for one of MXNet's type texts and, for an enum, its names."""
+    kind = kind.strip()
+    if kind.startswith("{"):
+        names = tuple(n.strip().strip("'") for n in kind.strip("{}").split(","))
+
+        def enum(text: str) -> Any:
+            if text == "None" and "None" in names:
+                return None
+            if text in names and text != "None":
+                return text
+            raise ValueError(text)
+        return enum, names
+    optional = kind.endswith(" or None")
+    base = kind[:-len(" or None")] if optional else kind
+    parser: Callable[[str], Any]
+    if base == "boolean":
+        parser = parse_bool
+    elif base in ("int", "long", "int (non-negative)", "long (non-negative)"):
+        wide = base.startswith("long")
+        non_negative = base.endswith("(non-negative)")
+
+        def parser(text: str, wide: bool = wide, non_negative: bool = non_negative) -> int:
+            value = parse_int(text, wide)
+            if non_negative and value < 0:
+                raise ValueError(text)
+            return value
+    elif base in ("float", "double", "real_t"):
+        parser = parse_float
+    elif base in ("Shape(tuple)", "Shape", "tuple of <int>", "tuple of <long>"):
+        parser = parse_tuple
+    elif base in ("tuple of <float>", "tuple of <double>"):
+        parser = functools.partial(parse_tuple, item=float, integral=False)
+    else:                           # string, and the rare kinds no rule reads
+        parser = str
+    if not optional:
+        return parser, ()
+
+    def maybe(text: str, parser: Callable[[str], Any] = parser) -> Any:
+        return None if text == "None" else parser(text)
+    return maybe, ()
+
+
+def _field(name: str, type_text: str) -> Field:
+    # "Shape(tuple), optional, default=[]" / "{None, 'a'},optional, default='None'"
+    if type_text.startswith("{"):
+        close = type_text.index("}")
+        kind, rest = type_text[:close + 1], type_text[close + 1:]
+    else:
+        kind, _, rest = type_text.partition(",")
+    parser, choices = _kind_parser(kind)
+    rest = rest.strip().lstrip(",").strip()
+    required = rest.startswith("required")
+    default: Any = None
+    if not required and "default=" in rest:
+        raw = rest.split("default=", 1)[1].strip()
+        if len(raw) >= 2 and raw[0] == raw[-1] == "'":
+            raw = raw[1:-1]
+        try:
+            default = parser(raw)
+        except (ValueError, TypeError):
+            default = raw if kind.strip() == "string" else None
+    return Field(name, kind.strip(), parser, required, default, choices)
+
+
+@dataclass(frozen=True)
+class OpParams:
+    """The declared parameters of one op, by name, and whether it refuses others."""
+
+    op: str
+    fields: dict[str, Field]
+    strict: bool
+
+
+@functools.lru_cache(maxsize=None)
+def declared(op: str) -> OpParams | None:
+    """The parameters MXNet declares for ``op`` (any alias), or None for an op the table
+    does not know (a plug-in or a fork's op)."""
+    raw = opinfo.raw_entry(op)
+    if raw is None:
+        return None
+    fields = {name: _field(name, text) for name, text in raw.get("params", [])}
+    return OpParams(raw.get("canonical", op), fields, bool(raw.get("strict", False)))
+
+
+def is_hidden(key: str) -> bool:
+    """``__shape__``, ``__lr_mult__`` ...: attributes MXNet keeps for itself."""
+    return len(key) > 4 and key.startswith("__") and key.endswith("__")
+
+
+def parse(op: str, attrs: Mapping[str, str], extra: Mapping[str, Field] | None = None
+          ) -> dict[str, Any]:
+    """Typed parameters of one node: every declared field, from ``attrs`` or its default
+    (a required field that is absent is missing from the result only when ``extra``
+    declares it optional).
+
+    Raises
+    ------
+    ParamError : a value MXNet's parser refuses, a required field that is absent, or an
+        attribute the op does not declare (for ops that refuse those, as MXNet does).
+    """
+    spec = declared(op)
+    fields = dict(spec.fields) if spec is not None else {}
+    if extra:
+        fields.update(extra)
+    out: dict[str, Any] = {}
+    for name, field in fields.items():
+        text = attrs.get(name)
+        if text is None:
+            if field.required:
+                raise ParamError(f"attribute {name} is required ({field.example()})", name)
+            out[name] = field.default
+            continue
+        try:
+            out[name] = field.parse(str(text))
+        except (ValueError, TypeError):
+            raise ParamError(f"attribute {name}={text!r} is not {field.example()}",
+                             name) from None
+    if spec is not None and spec.strict:
+        for key in attrs:
+            if key not in fields and not is_hidden(key):
+                known = ", ".join(fields) or "none"
+                raise ParamError(f"{spec.op} has no attribute {key!r} (its attributes: "
+                                 f"{known})", key)
+    return out
