@@ -1,0 +1,7 @@
+"""Rules for the plugins family (see :mod:`mxexplorer.core.ops.registry`).  Must not import
+MXNet or Qt."""
+from __future__ import annotations
+
+from mxexplorer.core.ops.base import Rule
+
+RULES: dict[str, Rule] = {}
