@@ -109,7 +109,7 @@ def make_mirror_plan(sym: Any, threshold: int, plan_info: dict[str, Any] | None 
     mx = import_mxnet()
     graph = Graph.from_symbol(sym)
     doc = graph.document
-    result = infer_document(doc, graph.to_json(indent=None), as_shapes(None, kwargs))
+    result = infer_document(doc, as_shapes(None, kwargs))
     if result.error is not None:
         raise UserError(f"shape inference stopped at {result.error.one_line()}")
     tags, info = plantags.original_tags(doc, result.by_entry, file_stages(doc),

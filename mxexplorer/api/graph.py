@@ -216,7 +216,7 @@ class Graph:
         result = None
         shapes = as_shapes(shapes, shape_kw) or None
         if shapes:
-            result = infer_document(self._doc, self._doc.to_json(indent=None), shapes,
+            result = infer_document(self._doc, shapes,
                                     param_shapes=self._doc.param_shapes())
             if result.error is not None:
                 err = result.error
@@ -308,7 +308,7 @@ def diff(a: Graph | str | Any, b: Graph | str | Any, *, params: bool = False,
     stopped: dict[str, str | None] = {}
     if shapes:
         given = as_shapes(shapes, {})
-        inferred = {side: infer_document(g.document, g.to_json(indent=None), given,
+        inferred = {side: infer_document(g.document, given,
                                          param_shapes=g.document.param_shapes())
                     for side, g in (("a", ga), ("b", gb))}
         shapes_a, shapes_b = inferred["a"].by_entry, inferred["b"].by_entry

@@ -15,9 +15,10 @@ from mxexplorer.core.runtime.mxnet_env import import_mxnet
 class PlanReport:
     """A memory plan and the search behind it (:meth:`Graph.plan`).
 
-    ``baseline_mb`` and ``planned_mb`` are MXNet's own ``Total N MB allocated`` for
-    training without and with the plan; ``front`` the plans no other beats on both
-    memory and recompute; :meth:`symbol` the planned graph to bind and train.
+    ``baseline_mb`` and ``planned_mb`` are the MB for training without and with the
+    plan: MXNet's own ``Total N MB allocated`` where MXNet runs, else the memory model's
+    (``costed_by`` says which); ``front`` the plans no other beats on both memory and
+    recompute; :meth:`symbol` the planned graph to bind and train.
     """
 
     def __init__(self, snapshot: GraphSnapshot, result: PlanResult, plan: Plan | None,
@@ -34,8 +35,14 @@ class PlanReport:
 
     @property
     def baseline_mb(self) -> float:
-        """MXNet's ``Total N MB allocated`` for training the graph without a plan."""
+        """The MB for training the graph without a plan (see :attr:`costed_by`)."""
         return self.result.baseline_mb
+
+    @property
+    def costed_by(self) -> str:
+        """Whose figures the MB are: "mxnet" (MXNet's report of a bind of each plan) or
+        "model" (the memory model, where MXNet does not run)."""
+        return self.result.costed_by
 
     @property
     def planned_mb(self) -> float:
@@ -117,6 +124,7 @@ class PlanReport:
         best, result = self.plan, self.result
         return {
             "device": self.ctx,
+            "costed_by": result.costed_by,
             "shapes": {k: list(v) for k, v in result.shapes.items()},
             "baseline_mb": result.baseline_mb, "planned_mb": self.planned_mb,
             "saving": self.saving,
@@ -141,4 +149,5 @@ class PlanReport:
         change = -self.saving + 0.0         # + 0.0: no "-0%"
         return (f"<mxexplorer.PlanReport: {self.baseline_mb:,.0f} MB unplanned, "
                 f"{self.planned_mb:,.0f} MB planned ({change:+.0%}), recomputes "
-                f"{self.recompute_share:.0%} of a forward pass>")
+                f"{self.recompute_share:.0%} of a forward pass; costed by "
+                f"{self.result.costed_by_words}>")

@@ -49,6 +49,9 @@ class Inference:
         self.activation_bytes: int = st.activation_bytes
         err = result.error
         self.error: str | None = None if err is None else err.one_line()
+        #: who answered: "engine" (mxexplorer's own rules), "engine+mxnet" (MXNet for
+        #: the ops without a rule)
+        self.inferred_by: str = result.inferred_by
 
     @property
     def rows(self) -> list[dict[str, Any]]:

@@ -18,6 +18,14 @@ SUBCOMMANDS = ("info", "infer", "render", "plan", "bench", "profile", "onnx", "d
                "doctor")
 
 
+#: what a command asks of MXNet itself, when it needs MXNet (every other command runs on
+#: mxexplorer's own engine)
+NEEDS_MXNET = {
+    "bench": "it times MXNet training the graph",
+    "profile": "it times MXNet running each layer",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
@@ -54,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(gui_args.files, shapes=shapes, screenshot=gui_args.screenshot,
                    theme=gui_args.theme, screen=gui_args.screen)
     except MXNetMissingError as exc:
-        return fail(str(exc))
+        command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+        why = NEEDS_MXNET.get(command or "")
+        return fail(f"{command} needs MXNet ({why}): {exc}" if why else str(exc))
     except UserError as exc:
         return fail(str(exc))
     except KeyboardInterrupt:

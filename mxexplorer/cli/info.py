@@ -33,8 +33,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     out.write(f"parameters  {len(data['parameters'])}\n")
     out.write(f"aux states  {len(data['aux'])}\n")
     if data["unknown_ops"]:
-        out.write(f"unknown ops {', '.join(data['unknown_ops'])} (not in MXNet 1.9.1; "
-                  "shape inference will fail)\n")
+        out.write(f"unknown ops {report.unknown_ops_words(doc)}\n")
     if data["duplicate_names"]:
         out.write(f"duplicates  {len(data['duplicate_names'])} names used twice or more: "
                   f"{common.listed(data['duplicate_names'])}\n")

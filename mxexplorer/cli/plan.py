@@ -66,6 +66,7 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
         return 0
     out = sys.stdout
     out.write(f"stages      {len(result.stages)} ({result.stage_source})\n")
+    out.write(f"costed by   {COSTED_BY[result.costed_by]}\n")
     out.write(f"unplanned   {result.baseline_mb:.0f} MB\n")
     if best is None and report.within_mb is not None:
         out.write(textwrap.fill(report.summary, 88) + "\n")
@@ -91,6 +92,14 @@ def _plan(args: argparse.Namespace, doc: Any, shape_map: dict[str, tuple[int, ..
     if args.output:
         out.write(f"wrote       {args.output}\n")
     return 0
+
+
+#: whose figures a plan's MB are, as the plan's text says it
+COSTED_BY = {
+    "mxnet": "MXNet (its own report for training each plan)",
+    "model": "the memory model (MXNet does not run here; the model replays MXNet's "
+             "allocator)",
+}
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from mxexplorer.core.analysis import stats
 from mxexplorer.core.analysis.shapes import ShapeResult
 from mxexplorer.core.graph import model, opinfo
 from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.ops import registry
 
 
 def info(doc: GraphDocument) -> dict[str, Any]:
@@ -36,6 +37,18 @@ def info(doc: GraphDocument) -> dict[str, Any]:
         "shape_hints": {k: list(v) for k, v in doc.shape_hints().items()},
         "internals": doc.internal_names(),
     }
+
+
+def unknown_ops_words(doc: GraphDocument) -> str:
+    """What the ops MXNet 1.9.1 does not know mean for inference ("" when there are
+    none): where it stops, or that the engine infers them all the same."""
+    unknown = doc.unknown_ops()
+    if not unknown:
+        return ""
+    unruled = [op for op in unknown if registry.rule_for(op) is None]
+    then = (f"shape inference stops at {', '.join(unruled)}" if unruled else
+            "mxexplorer's engine infers them; MXNet itself cannot run this file")
+    return f"{', '.join(unknown)} (not in MXNet 1.9.1; {then})"
 
 
 def inference(doc: GraphDocument, result: ShapeResult, st: stats.GraphStats
@@ -69,6 +82,8 @@ def inference(doc: GraphDocument, result: ShapeResult, st: stats.GraphStats
         "outputs": [{"name": e.name, "shape": shp(s)}
                     for e, s in zip(doc.output_entries(), result.output_shapes)],
         "complete": result.complete,
+        "inferred_by": result.inferred_by,
+        "ops_without_rule": list(result.unruled_ops),
         "missing_inputs": list(result.missing_inputs),
         "params": st.params,
         "aux_values": st.aux_values,

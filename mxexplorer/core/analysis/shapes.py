@@ -1,10 +1,12 @@
-"""Shape and dtype inference with MXNet, and errors told in plain words.
+"""Shape and dtype inference over a document, and errors told in plain words.
 
-Owns :func:`infer`, which takes a document snapshot (JSON text) and the user's input
-shapes, asks MXNet for every internal output's shape, and turns an inconsistency
-into a :class:`ShapeError` that names the node, its op and the shapes in conflict.
-When inference fails part-way, the shapes upstream of the failing node are still
-returned.  MXNet is imported lazily; no Qt.
+Owns :func:`infer_document` (and :func:`infer` for JSON text): the engine
+(:mod:`mxexplorer.core.ops`) runs in-process over the document with the user's input
+shapes and gives every internal output's shape and dtype; MXNet is asked only about an
+op the engine has no rule for, and only where it is installed.  An inconsistency
+becomes a :class:`ShapeError` that names the node, its op and what would fit; what does
+not depend on the failing node keeps its shape.  :func:`infer_with_mxnet` is MXNet's
+own answer for the same question (the judge the tests compare with).  No Qt.
 """
 from __future__ import annotations
 
@@ -15,8 +17,11 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from mxexplorer.core.analysis.oracle import MXNetOracle
 from mxexplorer.core.graph import model, opinfo, subgraph, symbol_io
 from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.ops import engine
+from mxexplorer.core.ops.base import RuleError
 from mxexplorer.core.runtime.errors import UserError, escape_controls
 from mxexplorer.core.runtime.mxnet_env import import_mxnet
 
@@ -55,6 +60,11 @@ class ShapeResult:
     missing_inputs: tuple[str, ...] = ()
     revision: int = -1
     by_entry: dict[tuple[int, int], Shape] = field(default_factory=dict)
+    #: who answered: "engine", "engine+mxnet" (MXNet answered for ops without a rule)
+    #: or "mxnet" (:func:`infer_with_mxnet`)
+    inferred_by: str = "engine"
+    #: ops no rule and no MXNet could answer for (their outputs are unknown)
+    unruled_ops: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -192,30 +202,167 @@ def _shape_or_none(shape: Any) -> Shape | None:
 def infer(graph_json: str, shapes: Mapping[str, Shape],
           dtypes: Mapping[str, str] | None = None,
           param_shapes: Mapping[str, Shape] | None = None,
-          revision: int = -1) -> ShapeResult:
-    """Infer every internal output's shape (and dtype) of a graph given as JSON.
+          revision: int = -1, use_mxnet: bool | None = None) -> ShapeResult:
+    """Infer every internal output's shape (and dtype) of a graph given as JSON
+    (:func:`infer_document` on the document it parses to)."""
+    doc = GraphDocument(symbol_io.parse_graph(json.loads(graph_json), upgrade=False))
+    return infer_document(doc, shapes, dtypes, param_shapes, revision, use_mxnet)
+
+
+def _given(doc: GraphDocument, shapes: Mapping[str, Shape],
+           param_shapes: Mapping[str, Shape] | None) -> tuple[dict[str, Shape],
+                                                             dict[str, list[int]]]:
+    """The shapes inference starts from (the checkpoint's, then the user's) and the
+    variables of each name; an unknown name is refused."""
+    variables: dict[str, list[int]] = {}
+    for i in doc.arguments() + doc.aux_states():
+        variables.setdefault(doc.nodes[i].name, []).append(i)
+    unknown = [n for n in shapes if n not in variables]
+    if unknown:
+        arg_names = [doc.nodes[i].name for i in doc.arguments()]
+        raise UserError(f"the graph has no input named {unknown[0]!r}; its inputs are "
+                        + ", ".join(n for n in arg_names[:12])
+                        + (" ..." if len(arg_names) > 12 else ""))
+    given: dict[str, Shape] = {}
+    for name, shape in (param_shapes or {}).items():
+        if name in variables:
+            given[name] = tuple(shape)
+    given.update({k: tuple(v) for k, v in shapes.items()})
+    return given, variables
+
+
+def engine_graph(doc: GraphDocument) -> engine.Graph:
+    """The engine's view of the document (made once per revision)."""
+    graph: engine.Graph = doc.cached(
+        "engine_graph", lambda: engine.graph_of(doc.nodes, doc.order(), doc.row_hint))
+    return graph
+
+
+def infer_document(doc: GraphDocument, shapes: Mapping[str, Shape],
+                   dtypes: Mapping[str, str] | None = None,
+                   param_shapes: Mapping[str, Shape] | None = None,
+                   revision: int = -1, use_mxnet: bool | None = None) -> ShapeResult:
+    """Infer every internal output's shape and dtype of a document with the engine.
 
     Parameters
     ----------
-    graph_json : the document's JSON (``doc.to_json()`` or a snapshot's ``json``).
     shapes : shapes of data inputs (and any argument the user wants to pin).
-    dtypes : dtypes of data inputs; float32 when absent.
+    dtypes : dtypes of data inputs; the first argument is float32 when none is given.
     param_shapes : shapes from a checkpoint, used where ``shapes`` says nothing.
+    use_mxnet : ask MXNet about ops without a rule: None (default) where MXNet is
+        installed, True (the same), False never.
 
     Raises
     ------
-    UserError : an input name that is not an argument of the graph.
+    UserError : an input name that is not an argument of the graph, or a shape no
+        tensor of MXNet can have.
+    """
+    entries = [(e.node, e.index) for e in doc.internals()]
+    given, variables = _given(doc, shapes, param_shapes)
+    check_allocatable(list(given), list(given.values()), "inference")
+    graph = engine_graph(doc)
+    oracle = MXNetOracle() if use_mxnet is not False else None
+    if oracle is not None and not oracle.usable:
+        oracle = None
+    start = {nid: engine.legacy_to_shape(shape) for name, shape in given.items()
+             for nid in variables[name]}
+    got = engine.infer_shapes(graph, start, oracle)
+    types = {nid: _dtype_name(dt) for name, dt in (dtypes or {}).items()
+             for nid in variables.get(name, ())}
+    if not types and doc.arguments():
+        types = {doc.arguments()[0]: "float32"}
+    got_t = engine.infer_dtypes(graph, types, oracle)
+    by_entry: dict[tuple[int, int], Shape] = {}
+    for e in entries:
+        legacy = engine.shape_to_legacy(got.values.get(e))
+        if legacy is not None:
+            by_entry[e] = legacy
+    error = _failure(doc, got)
+    unruled = tuple(sorted({_op_label(doc, i) for i in got.unruled}))
+    if error is None and got_t.failure is not None:
+        error = _failure(doc, got_t)
+    arg_shapes = {doc.nodes[i].name: engine.shape_to_legacy(got.values.get((i, 0)))
+                  for i in doc.arguments()}
+    aux_shapes = {doc.nodes[i].name: engine.shape_to_legacy(got.values.get((i, 0)))
+                  for i in doc.aux_states()}
+    missing = tuple(doc.nodes[i].name for i in doc.arguments()
+                    if not known(engine.shape_to_legacy(got.values.get((i, 0)))))
+    return ShapeResult(
+        internal_shapes=tuple(by_entry.get(e) for e in entries),
+        internal_dtypes=tuple(got_t.values.get(e) for e in entries),
+        arg_shapes=arg_shapes,
+        aux_shapes=aux_shapes,
+        output_shapes=tuple(by_entry.get((s, k)) for s, k, _ in doc.heads),
+        inputs_used=given,
+        error=error,
+        missing_inputs=missing,
+        revision=revision,
+        by_entry=by_entry,
+        inferred_by="engine+mxnet" if (got.asked or got_t.asked) else "engine",
+        unruled_ops=unruled,
+    )
+
+
+def _dtype_name(dtype: str) -> str:
+    """A dtype as the user names it (``float32``, ``np.float16``) -> the engine's name."""
+    import numpy as np
+
+    try:
+        return np.dtype(str(dtype).replace("np.", "")).name
+    except TypeError:
+        raise UserError(f"unknown dtype {dtype!r}; use float32, float16, float64, "
+                        "int32, int64, int8 or uint8") from None
+
+
+def _op_label(doc: GraphDocument, node_id: int) -> str:
+    return doc.unknown_op_name(node_id) or opinfo.canonical_op(doc.nodes[node_id].op)
+
+
+def _failure(doc: GraphDocument, got: engine.Inferred) -> ShapeError | None:
+    """The located error of an engine run: the node that broke, else the first op no
+    rule could answer for."""
+    if got.failure is not None:
+        node = doc.nodes[got.failure.node]
+        err: RuleError = got.failure.error
+        input_name = None
+        if err.input is not None and err.input < len(node.inputs):
+            src = node.inputs[err.input][0]
+            slot = doc.input_slots(got.failure.node)[err.input]
+            input_name = f"{doc.nodes[src].name!r} ({slot})"
+        provided = engine.shape_to_legacy(err.provided) \
+            if isinstance(err.provided, tuple) else None
+        expected = engine.shape_to_legacy(err.expected) \
+            if isinstance(err.expected, tuple) else None
+        return ShapeError(node.name, node.op, err.message, err.message, provided, expected,
+                          input_name)
+    if got.unruled:
+        bad = got.unruled[0]
+        node = doc.nodes[bad]
+        name = _op_label(doc, bad)
+        if name.startswith("Custom:"):
+            why = (f"custom operator {name[len('Custom:'):]!r} is registered by the Python "
+                   "code that made the model (mx.operator.register), not by MXNet")
+        elif not opinfo.is_registered(node.op):
+            why = (f"operator {name} is not in MXNet 1.9.1 (it comes from a plug-in, a fork "
+                   "or a newer MXNet) and mxexplorer has no rule for it")
+        else:
+            why = (f"mxexplorer has no shape rule for {name}, and MXNet, which could answer, "
+                   "is not installed here")
+        return ShapeError(node.name, name, why + "; shapes stop here", why)
+    return None
+
+
+def infer_with_mxnet(doc: GraphDocument, graph_json: str, shapes: Mapping[str, Shape],
+                     dtypes: Mapping[str, str] | None = None,
+                     param_shapes: Mapping[str, Shape] | None = None,
+                     revision: int = -1) -> ShapeResult:
+    """MXNet's own inference of a document parsed from ``graph_json`` (its own copy):
+    the judge the engine is compared with.
+
+    Raises
+    ------
     MXNetMissingError : MXNet is not installed.
     """
-    doc = GraphDocument(symbol_io.parse_graph(json.loads(graph_json), upgrade=False))
-    return infer_document(doc, graph_json, shapes, dtypes, param_shapes, revision)
-
-
-def infer_document(doc: GraphDocument, graph_json: str, shapes: Mapping[str, Shape],
-                   dtypes: Mapping[str, str] | None = None,
-                   param_shapes: Mapping[str, Shape] | None = None,
-                   revision: int = -1) -> ShapeResult:
-    """:func:`infer` for a document already parsed from ``graph_json`` (its own copy)."""
     mx = import_mxnet()
     entries = [(e.node, e.index) for e in doc.internals()]
     unreadable = doc.unreadable_text()
@@ -281,6 +428,7 @@ def infer_document(doc: GraphDocument, graph_json: str, shapes: Mapping[str, Sha
         missing_inputs=missing,
         revision=revision,
         by_entry=by_entry,
+        inferred_by="mxnet",
     )
 
 
@@ -303,7 +451,7 @@ def _infer_dtypes(mx: Any, internals: Any, arg_names: list[str], dtypes: Mapping
 def _empty(entries: list[tuple[int, int]], given: dict[str, Shape], err: ShapeError,
            revision: int) -> ShapeResult:
     return ShapeResult(tuple(None for _ in entries), tuple(None for _ in entries), {}, {},
-                       (), given, err, (), revision)
+                       (), given, err, (), revision, inferred_by="mxnet")
 
 
 def _after_error(mx: Any, text: str, doc: GraphDocument, entries: list[tuple[int, int]],
@@ -342,7 +490,7 @@ def _upstream_of(mx: Any, doc: GraphDocument, bad: int | None,
         internal_shapes=tuple(upstream.get(e) for e in entries),
         internal_dtypes=tuple(None for _ in entries),
         arg_shapes={}, aux_shapes={}, output_shapes=(), inputs_used=given, error=err,
-        revision=revision, by_entry=upstream)
+        revision=revision, by_entry=upstream, inferred_by="mxnet")
 
 
 def guess_input_shapes(doc: Any, batch: int = 1) -> dict[str, Shape]:

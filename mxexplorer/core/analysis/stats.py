@@ -225,11 +225,13 @@ class AnalysisResult:
 
 
 def analyze(snap: GraphSnapshot, given: Mapping[str, Shape],
-            dtypes: Mapping[str, str] | None = None) -> AnalysisResult:
-    """Shape inference plus statistics on a snapshot: the whole job of a worker."""
+            dtypes: Mapping[str, str] | None = None,
+            use_mxnet: bool | None = None) -> AnalysisResult:
+    """Shape inference plus statistics on a snapshot: the whole job of a worker
+    (``use_mxnet``: see :func:`~mxexplorer.core.analysis.shapes.infer_document`)."""
     doc = GraphDocument.from_snapshot(snap)
-    result = shape_infer.infer_document(doc, snap.json, given, dtypes, snap.param_shapes,
-                                        snap.revision)
+    result = shape_infer.infer_document(doc, given, dtypes, snap.param_shapes,
+                                        snap.revision, use_mxnet)
     return AnalysisResult(result, compute(doc, result))
 
 

@@ -23,11 +23,17 @@ No Qt here; MXNet only where it must answer (shapes, cost).
 """
 from __future__ import annotations
 
+import math
 import time
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from mxexplorer.core.analysis import stats
-from mxexplorer.core.analysis.shapes import Shape, check_allocatable, infer_document
+from mxexplorer.core.analysis.shapes import (
+    MAX_ELEMENTS,
+    Shape,
+    check_allocatable,
+    infer_document,
+)
 from mxexplorer.core.graph.document import GraphDocument, GraphSnapshot
 
 # the planner's parts live in their own modules; their names stay reachable here for
@@ -49,6 +55,7 @@ from mxexplorer.core.planning.plancost import CostOracle as CostOracle
 from mxexplorer.core.planning.plancost import Measured as Measured
 from mxexplorer.core.planning.plancost import ModelCost as ModelCost
 from mxexplorer.core.planning.plancost import MXNetCost as MXNetCost
+from mxexplorer.core.planning.plancost import default_cost as default_cost
 from mxexplorer.core.planning.plancost import model_cost as model_cost
 from mxexplorer.core.planning.plancost import mxnet_cost as mxnet_cost
 from mxexplorer.core.planning.plancost import parse_total_mb as parse_total_mb
@@ -103,8 +110,9 @@ def plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str = "cpu",
         worse than the solver's.
     target : the device the plan is for, when not ``ctx`` (plan on the CPU for a GPU:
         the GPU's rules apply, see :func:`plansearch.never_mirrored`).
-    cost : what a plan costs (:data:`CostFactory`); by default MXNet's own report
-        (:func:`mxnet_cost`), :func:`model_cost` for the memory model without MXNet.
+    cost : what a plan costs (:data:`CostFactory`); by default MXNet's own report where
+        MXNet runs, else the memory model (:func:`default_cost`); the result says which
+        (:attr:`PlanResult.costed_by`).
     parallel : "best" runs its fast half in a forked process beside the thorough one
         where that is safe (Linux, two cores, ``ctx`` a CPU: :func:`forked.available`);
         the plan is the same either way, only the wall time differs.
@@ -131,8 +139,8 @@ def _plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str, stages: st
         raise UserError(f"unknown search mode {mode!r}: use best, fast, thorough or original")
     doc = GraphDocument.from_snapshot(snap)
     progress(0, 1, "inferring shapes")
-    result = infer_document(doc, snap.json, shapes, {k: dtype for k in shapes},
-                            snap.param_shapes, snap.revision)
+    result = infer_document(doc, shapes, {k: dtype for k in shapes}, snap.param_shapes,
+                            snap.revision)
     if result.error is not None:
         raise UserError(f"shape inference stopped at {result.error.one_line()}")
     if not result.complete:
@@ -150,7 +158,7 @@ def _plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str, stages: st
         raise UserError("the graph has no cut vertex to use as a stage")
     gstats = stats.compute(doc, result)
     node_macs = {i: ns.macs for i, ns in gstats.per_node.items() if ns.macs}
-    oracle = (cost or mxnet_cost)(doc, result.by_entry, shapes, ctx, dtype)
+    oracle = (cost or default_cost)(doc, result.by_entry, shapes, ctx, dtype)
     search = Search(doc, result.by_entry, stage_map, stages, oracle, gstats, progress,
                     token, on_probe)
     search.fixed = plansearch.never_mirrored(doc, target or ctx)
@@ -187,7 +195,13 @@ def _plan(snap: GraphSnapshot, shapes: Mapping[str, Shape], ctx: str, stages: st
     progress(1, 1, "done")
     return PlanResult(baseline, best, tuple(search.probes), tuple(stage_map), stages,
                       snap.revision, dict(shapes), time.perf_counter() - started,
-                      node_macs, gstats.macs, gstats.param_bytes, search.cut, time_limit)
+                      node_macs, gstats.macs, gstats.param_bytes, search.cut, time_limit,
+                      oracle.key)
+
+
+def too_big(shapes: Sequence[Shape | None]) -> bool:
+    """A tensor over the 2^31 elements MXNet allocates (a batch that cannot fit)."""
+    return any(s and math.prod(s) > MAX_ELEMENTS for s in shapes)
 
 
 def largest_batch(snap: GraphSnapshot, shapes: Mapping[str, Shape], budget_mb: float,
@@ -202,8 +216,14 @@ def largest_batch(snap: GraphSnapshot, shapes: Mapping[str, Shape], budget_mb: f
     def unplanned(batch: int) -> float | None:
         token.check()
         try:
-            oracle = CostOracle(with_batch(shapes, batch), ctx)
-            cost: float | None = oracle(tagged_dict(GraphDocument.from_snapshot(snap), {}))
+            at = with_batch(shapes, batch)
+            doc = GraphDocument.from_snapshot(snap)
+            found = infer_document(doc, at, None, snap.param_shapes)
+            if found.error is not None:
+                raise UserError(f"shape inference stopped at {found.error.one_line()}")
+            cost: float | None = None
+            if not too_big(found.internal_shapes):
+                cost = default_cost(doc, found.by_entry, at, ctx, "float32").baseline(doc)
         except UserError:
             raise
         except Exception:  # noqa: BLE001 - out of memory counts as over budget

@@ -75,6 +75,14 @@ class PlanResult:
     #: seconds; a cut search's plan depends on the machine's speed (:attr:`complete`)
     cut_in: str = ""
     time_limit: float = 0.0
+    #: whose figures the MB are: "mxnet" (MXNet's own report for each plan) or "model"
+    #: (the memory model, where MXNet does not run)
+    costed_by: str = "mxnet"
+
+    @property
+    def costed_by_words(self) -> str:
+        """``costed_by`` for a sentence: "MXNet" or "the memory model"."""
+        return "MXNet" if self.costed_by == "mxnet" else "the memory model"
 
     @property
     def complete(self) -> bool:

@@ -1,5 +1,7 @@
-"""What a plan costs: MXNet's own report for training the tagged graph (the default),
-or the memory model's figure (tests of the search, estimates without MXNet).
+"""What a plan costs: MXNet's own report for training the tagged graph (the default
+where MXNet runs), or the memory model's figure (where it does not, and for tests of the
+search): :func:`default_cost` chooses.  Each cost says whose figures they are
+(``key``: "mxnet" or "model"; ``source`` in words).
 
 MXNet only inside :class:`CostOracle` (imported lazily); no Qt.
 """
@@ -15,7 +17,7 @@ from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.graph.tags import FORCE_MIRRORING
 from mxexplorer.core.planning import liveness
 from mxexplorer.core.planning.plantags import tagged_dict
-from mxexplorer.core.runtime.errors import UserError
+from mxexplorer.core.runtime.errors import MXNetMissingError, UserError
 from mxexplorer.core.runtime.mxnet_env import argument_types, context, import_mxnet
 
 _TOTAL_RE = re.compile(r"Total\s+(\d+(?:\.\d+)?)\s+MB allocated")
@@ -142,6 +144,8 @@ class CostFunction(Protocol):
 
     #: what the figures are, for the words of a plan ("MXNet", "the memory model")
     source: str
+    #: the same for machines ("mxnet", "model": ``plan --json``'s ``costed_by``)
+    key: str
 
     def baseline(self, doc: GraphDocument) -> float: ...
 
@@ -158,6 +162,7 @@ class MXNetCost:
     gradient pass really recomputes, read from the same bind's ``_mirror`` copies."""
 
     source = "MXNet"
+    key = "mxnet"
 
     def __init__(self, oracle: CostOracle):
         self.oracle = oracle
@@ -189,6 +194,7 @@ class ModelCost:
     search itself, and for estimates where MXNet cannot run."""
 
     source = "the memory model"
+    key = "model"
 
     def __init__(self, doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape]):
         self.model = liveness.Model(doc, by_entry)
@@ -205,3 +211,14 @@ def model_cost(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
                shapes: Mapping[str, Shape], ctx: str, dtype: str) -> CostFunction:
     """A :data:`CostFactory` of the memory model (:class:`ModelCost`)."""
     return ModelCost(doc, by_entry)
+
+
+def default_cost(doc: GraphDocument, by_entry: Mapping[tuple[int, int], Shape],
+                 shapes: Mapping[str, Shape], ctx: str, dtype: str) -> CostFunction:
+    """MXNet's figures where MXNet imports (:func:`mxnet_cost`), else the memory model's
+    (:func:`model_cost`): a plan is made either way, and says whose figures it has."""
+    try:
+        import_mxnet()
+    except MXNetMissingError:
+        return model_cost(doc, by_entry, shapes, ctx, dtype)
+    return mxnet_cost(doc, by_entry, shapes, ctx, dtype)

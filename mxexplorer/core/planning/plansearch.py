@@ -397,6 +397,9 @@ def describe(result: PlanResult, plan: Plan) -> str:
                  f"{cost:,.0f} MB ({change:+.0%}) and recomputes {share:.0%} of the forward "
                  f"pass, about {share / 3:+.0%} time per iteration (a training step is about "
                  f"three forward passes).")
+    if result.costed_by != "mxnet":
+        words += (" These figures are the memory model's (MXNet does not run here): it "
+                  "replays MXNet's allocator, within a few percent of MXNet's own report.")
     if result.state_bytes:
         words += (f" Parameters and their gradients come on top "
                   f"({human_bytes(result.state_bytes)}"

@@ -22,7 +22,7 @@ from typing import Any
 from mxexplorer import __version__
 from mxexplorer.core.runtime import gpu, graphviz, isolated, nvidia
 from mxexplorer.core.runtime.errors import UserError
-from mxexplorer.core.runtime.mxnet_env import import_mxnet
+from mxexplorer.core.runtime.mxnet_env import import_mxnet, install_advice
 
 Section = tuple[str, list[tuple[str, str]]]
 
@@ -46,7 +46,10 @@ def _mxnet_section() -> Section:
     rows: list[tuple[str, str]] = []
     dist = nvidia.installed_mxnet_distribution()
     if dist is None:
-        return "MXNet", [("installed", "no (install the cpu or gpu extra)")]
+        return "MXNet", [("installed", "no: shapes, memory, FLOPs and plans come from "
+                                       "mxexplorer's own engine; bench, profile and the "
+                                       "ONNX check against MXNet need MXNet"),
+                         ("to install", install_advice())]
     rows.append(("distribution", f"{dist} {_version(dist)}"))
     library = nvidia.mxnet_library()
     rows.append(("libmxnet.so", library or "not found"))

@@ -30,6 +30,49 @@ from mxexplorer.core.runtime.nvidia import (
 _lock = threading.Lock()
 _log = logging.getLogger(__name__)
 
+def mxnet_installable(version: tuple[int, int] | None = None, system: str | None = None,
+                      machine: str | None = None) -> str | None:
+    """None where MXNet 1.9.1 can be installed beside this Python, else why not (the
+    facts of its wheels: Python 3.9-3.11 because it imports only beside numpy<1.24;
+    Linux x86_64/aarch64 and Intel macOS)."""
+    import platform
+
+    version = version or sys.version_info[:2]
+    system = system or platform.system()
+    machine = (machine or platform.machine()).lower()
+    if system == "Windows":
+        return "MXNet 1.9.1 has no build for Windows (none after 1.7.0)"
+    if system == "Darwin" and machine in ("arm64", "aarch64"):
+        return "MXNet 1.9.1 has no build for Apple silicon"
+    if version >= (3, 12):
+        return (f"MXNet 1.9.1 needs numpy<1.24, which has no build for Python "
+                f"{version[0]}.{version[1]} (it runs on Python 3.9-3.11)")
+    return None
+
+
+def install_advice(version: tuple[int, int] | None = None, system: str | None = None,
+                   machine: str | None = None) -> str:
+    """What to do to get MXNet here: the extra to install, or, where MXNet cannot be
+    installed, where it can run (every other feature works without it)."""
+    import platform
+
+    why = mxnet_installable(version, system, machine)
+    if why is None:
+        return ("install the cpu extra (pip install 'mxexplorer[cpu]') or, for NVIDIA GPUs, "
+                "the gpu extra ('mxexplorer[gpu]')")
+    system = system or platform.system()
+    machine = (machine or platform.machine()).lower()
+    if system == "Windows":
+        where = "use WSL 2 (Ubuntu) with Python 3.11 and pip install 'mxexplorer[cpu]' there"
+    elif system == "Darwin" and machine in ("arm64", "aarch64"):
+        where = ("use an Intel Python 3.11 under Rosetta 2 (arch -x86_64 python3.11 -m venv "
+                 "env; env/bin/pip install 'mxexplorer[cpu]') or a Linux machine")
+    else:
+        where = ("install Python 3.11 beside this one (pyenv, uv python install 3.11, or "
+                 "deadsnakes) and pip install 'mxexplorer[cpu]' in a venv of it")
+    return f"{why}; {where}"
+
+
 def import_mxnet() -> ModuleType:
     """Import MXNet once (thread-safe), or raise :class:`MXNetMissingError`."""
     with _lock:
@@ -37,9 +80,7 @@ def import_mxnet() -> ModuleType:
             return sys.modules["mxnet"]
         dist = installed_mxnet_distribution()
         if dist is None:
-            raise MXNetMissingError(
-                "MXNet is not installed; install the cpu extra (pip install "
-                "'mxexplorer[cpu]') or, for NVIDIA GPUs, the gpu extra ('mxexplorer[gpu]')")
+            raise MXNetMissingError(f"MXNet is not installed; {install_advice()}")
         if dist.startswith("mxnet-cu"):
             preload_cuda_libraries()
         os.environ.setdefault("MXNET_SUBGRAPH_VERBOSE", "0")
@@ -56,8 +97,9 @@ def import_mxnet() -> ModuleType:
                 f"{dist} cannot load {missing}; reinstall the gpu extra "
                 "('mxexplorer[gpu]')") from None
         except AttributeError as exc:
+            fix = "install numpy<1.24" if mxnet_installable() is None else install_advice()
             raise MXNetMissingError(
-                f"MXNet does not work with this numpy ({exc}); install numpy<1.24") from None
+                f"MXNet does not work with this numpy ({exc}); {fix}") from None
         return mx
 
 

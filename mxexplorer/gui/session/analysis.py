@@ -34,11 +34,13 @@ _Key = tuple[int, tuple[tuple[str, Shape], ...], str]
 class _AnalysisJob:
     """Shape inference and statistics on a snapshot (runs on a worker)."""
 
-    def __init__(self, snap: GraphSnapshot, given: dict[str, Shape], dtype: str) -> None:
+    def __init__(self, snap: GraphSnapshot, given: dict[str, Shape], dtype: str,
+                 use_mxnet: bool) -> None:
         self.snap, self.given, self.dtypes = snap, given, {k: dtype for k in given}
+        self.use_mxnet = use_mxnet
 
     def __call__(self, progress: Any = None, token: Any = None) -> stats.AnalysisResult:
-        return stats.analyze(self.snap, self.given, self.dtypes)
+        return stats.analyze(self.snap, self.given, self.dtypes, use_mxnet=self.use_mxnet)
 
 
 class Analysis(QObject):
@@ -55,7 +57,6 @@ class Analysis(QObject):
         self.job = JobSlot(self)
         self._key: _Key | None = None
         self._pending_key: _Key | None = None
-        self._when_ready = False
         self._taking = False
         self.job.finished.connect(self._take)
         self.job.failed.connect(self._on_failed)
@@ -66,27 +67,26 @@ class Analysis(QObject):
     def _key_now(self) -> _Key:
         return (self.document.structure_key(),) + self.inputs.key()
 
-    def infer(self, start_mxnet: bool = True) -> None:
-        """Infer shapes and statistics for the document as it is now (in the
-        background; an inference already running is superseded).  Without MXNet yet,
-        it runs once MXNet is in; ``start_mxnet=False`` leaves starting its import to
-        the window (which waits until the graph is drawn)."""
-        if not loader().ready and loader().state != "unavailable":
-            self._when_ready = True
-            if start_mxnet:
-                loader().ensure()
-            return
-        self._when_ready = False
+    def _job(self) -> _AnalysisJob:
+        # the engine answers in-process; MXNet, once the window has loaded it (it
+        # loads when idle), answers for ops without a rule
+        return _AnalysisJob(self.document.snapshot(), self.inputs.shapes(),
+                            self.inputs.dtype, use_mxnet=loader().ready)
+
+    def infer(self, start_mxnet: bool = False) -> None:
+        """Infer shapes and statistics for the document as it is now, with the engine
+        (in the background; an inference already running is superseded).  MXNet is
+        not waited for: ``start_mxnet`` only starts its import, for ops the engine has
+        no rule for (the analysis is made again when it is in)."""
+        if start_mxnet:
+            loader().ensure()
         self._pending_key = self._key_now()
-        self.job.start(_AnalysisJob(self.document.snapshot(), self.inputs.shapes(),
-                                    self.inputs.dtype))
+        self.job.start(self._job())
 
     def infer_blocking(self) -> None:
         """The same inference on the calling thread (the --screenshot path)."""
         self._pending_key = self._key_now()
-        self._take(_AnalysisJob(self.document.snapshot(), self.inputs.shapes(),
-                                self.inputs.dtype)())
-        loader().mark_imported()
+        self._take(self._job()())
 
     def document_edited(self) -> None:
         """The graph changed: infer again when the shapes no longer hold (tags alone
@@ -109,11 +109,10 @@ class Analysis(QObject):
 
     @Slot(str)
     def _on_mxnet_state(self, state: str) -> None:
-        if state == "ready" and self._when_ready:
+        # MXNet can answer for the ops the engine has no rule for: ask again
+        if state == "ready" and self.result is not None and \
+                self.result.shapes.unruled_ops and self.stale() is None:
             self.infer()
-        elif state == "unavailable" and self._when_ready:
-            self._when_ready = False
-            self.failed.emit(f"MXNet is unavailable: {loader().message}")
 
     # ----------------------------------------------------------- answers
     @Slot(object)
@@ -164,7 +163,6 @@ class Analysis(QObject):
 
     def stop(self) -> None:
         self.job.cancel(quiet=True)
-        self._when_ready = False
 
     def detach(self) -> None:
         disconnect_quietly((loader().state_changed, self._on_mxnet_state))

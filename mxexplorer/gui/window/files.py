@@ -93,7 +93,7 @@ class FileController(QObject):
             session.inputs.set({**session.inputs.shapes(), **self._open_shapes},
                                infer=False)
         if session.inputs.shapes() and session.inputs.auto_infer:
-            session.analysis.infer(start_mxnet=False)   # once MXNet is in (when idle)
+            session.analysis.infer()        # the engine, in-process: no MXNet needed
 
     @Slot(str)
     def _on_open_failed(self, message: str) -> None:

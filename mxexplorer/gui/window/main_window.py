@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
 )
 
-from mxexplorer.core.analysis import stats
+from mxexplorer.core.analysis import report, stats
 from mxexplorer.core.analysis.shapes import Shape, ShapeResult
 from mxexplorer.core.graph import edits, tags
 from mxexplorer.core.graph.changes import AttrsChanged, Change, Saved
@@ -238,9 +238,8 @@ class MainWindow(QMainWindow):
         self.update_title()
         self._update_totals()
         if doc.unknown_ops():
-            self.statusBar().showMessage(
-                "Ops unknown to MXNet 1.9.1: " + ", ".join(doc.unknown_ops())
-                + " (the graph shows; shape inference will stop there)")
+            self.statusBar().showMessage("Ops unknown to MXNet 1.9.1: "
+                                         + report.unknown_ops_words(doc))
         return session
 
     @Slot()

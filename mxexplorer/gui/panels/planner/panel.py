@@ -402,6 +402,8 @@ class MemoryPanel(SessionPanel):
     def _on_plan_changed(self) -> None:
         result = self.session.plans.result
         if result is not None and self.plan_plot is not None and self.front_plot is not None:
+            for plot in (self.plan_plot, self.front_plot):
+                plot.set_costed_by(result.costed_by)
             self.plan_plot.show_probes(list(result.probes))
             self.front_plot.show_probes(list(result.probes),
                                         result.best.kept if result.best else None)

@@ -55,6 +55,11 @@ class ProbePlot(QWidget):
         self._redraw_timer = QTimer(self, singleShot=True, interval=100)
         self._redraw_timer.timeout.connect(self.redraw)
 
+    def set_costed_by(self, key: str) -> None:
+        """Whose figures the points are: the axis says it ("mxnet" or "model")."""
+        whose = "MXNet's report" if key == "mxnet" else "memory model"
+        self.plot.setLabel("left", f"training memory ({whose})", units="MB")
+
     def _add_items(self, items: list[Any], clickable: list[Any]) -> None:
         """Put the subclass's items (then the star and the ring) on the plot."""
         for item in items + [self.best_point, self.selected_point]:
