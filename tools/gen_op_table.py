@@ -15,6 +15,7 @@ import ctypes
 import json
 import logging
 import pathlib
+import re
 import sys
 
 import mxnet as mx
@@ -58,17 +59,38 @@ INPUT_TYPES = ("NDArray-or-Symbol", "NDArray-or-Symbol[]", "NDArray", "Symbol",
                "Symbol or Symbol[]", "Symbol[]", "ptr", "")
 
 
-def parameters(args: list[tuple[str, str]]) -> list[list[str]]:
+def parameters(op: str, args: list[tuple[str, str]]) -> list[list[object]]:
     """The parameters among an op's arguments: [name, type text] (type text as MXNet
-    gives it: kind, then required or the default)."""
-    return [[n, t] for n, t in args if t.split(",")[0].strip() not in INPUT_TYPES]
+    gives it: kind, then required or the default), with a third item {"min": x, "max": y}
+    for a number whose parser has bounds (found by asking MXNet for an extreme value:
+    its refusal names the bound)."""
+    out: list[list[object]] = []
+    for name, text in args:
+        kind = text.split(",")[0].strip()
+        if kind in INPUT_TYPES:
+            continue
+        entry: list[object] = [name, text]
+        if kind.replace(" or None", "").split(" (")[0] in ("int", "long", "float", "double"):
+            bounds = {}
+            probes = [("-1000000000", "min")]
+            if not kind.startswith(("int", "long")):   # a count of 10**9 allocates
+                probes.append(("1000000000", "max"))
+            for value, key in probes:
+                said = refusal(op, {name: value})
+                found = re.search(r"should be (?:greater|less) equal to (\S+)", said or "")
+                if found is not None:
+                    bounds[key] = float(found.group(1).rstrip(","))
+            if bounds:
+                entry.append(bounds)
+        out.append(entry)
+    return out
 
 
-def refuses_unknown(op: str) -> bool:
-    """Whether building the op with an attribute it does not declare fails (ops with a
-    parameter parser refuse; ops without one ignore such keys)."""
+def refusal(op: str, attrs: dict[str, str]) -> str | None:
+    """MXNet's message when it refuses to build ``op`` with ``attrs`` (and the required
+    parameters of :data:`REQUIRED`), else None."""
     params = dict(REQUIRED.get(op, {}))
-    params["zz_not_a_parameter"] = "1"
+    params.update(attrs)
     keys = (ctypes.c_char_p * len(params))(*[c_str(k) for k in params])
     vals = (ctypes.c_char_p * len(params))(*[c_str(v) for v in params.values()])
     handle = mx.base.SymbolHandle()
@@ -78,9 +100,15 @@ def refuses_unknown(op: str) -> bool:
         check_call(_LIB.MXSymbolCreateAtomicSymbol(creator, len(params), keys, vals,
                                                    ctypes.byref(handle)))
     except mx.MXNetError as exc:
-        return "zz_not_a_parameter" in str(exc)
+        return str(exc)
     _LIB.NNSymbolFree(handle)
-    return False
+    return None
+
+
+def refuses_unknown(op: str) -> bool:
+    """Whether building the op with an attribute it does not declare fails (ops with a
+    parameter parser refuse; ops without one ignore such keys)."""
+    return "zz_not_a_parameter" in (refusal(op, {"zz_not_a_parameter": "1"}) or "")
 
 
 # Required parameters for the probe of ops that refuse to be built without them.
@@ -164,7 +192,7 @@ def probe(ops: list[str]) -> None:
         canon = found[0] if found else op
         entry: dict[str, object] = {"canonical": canon}
         if found is not None and canon == op:
-            entry["params"] = parameters(found[1])
+            entry["params"] = parameters(op, found[1])
             entry["strict"] = refuses_unknown(op)
         outs = outputs_with_defaults(op)
         if outs is None and canon != op:

@@ -21,7 +21,7 @@ from mxexplorer.core.analysis.oracle import MXNetOracle
 from mxexplorer.core.graph import model, opinfo, subgraph, symbol_io
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.ops import engine
-from mxexplorer.core.ops.base import RuleError
+from mxexplorer.core.ops.base import DTYPE_NUMBERS, RuleError
 from mxexplorer.core.runtime.errors import UserError, escape_controls
 from mxexplorer.core.runtime.mxnet_env import import_mxnet
 
@@ -303,15 +303,23 @@ def infer_document(doc: GraphDocument, shapes: Mapping[str, Shape],
     )
 
 
-def _dtype_name(dtype: str) -> str:
-    """A dtype as the user names it (``float32``, ``np.float16``) -> the engine's name."""
+def _dtype_name(dtype: Any) -> str:
+    """A dtype as the user names it (``float32``, ``np.float16``, ``numpy.float16``,
+    ``bfloat16``) -> the engine's name."""
     import numpy as np
 
+    text = str(getattr(dtype, "__name__", dtype)).strip().replace("numpy.", "")
+    text = text.replace("np.", "")
+    if text in DTYPE_NUMBERS:
+        return text
     try:
-        return np.dtype(str(dtype).replace("np.", "")).name
+        name = np.dtype(text).name
     except TypeError:
-        raise UserError(f"unknown dtype {dtype!r}; use float32, float16, float64, "
-                        "int32, int64, int8 or uint8") from None
+        name = ""
+    if name not in DTYPE_NUMBERS:
+        raise UserError(f"unknown dtype {str(dtype)[:40]!r}; use float32, float16, "
+                        "bfloat16, float64, int8, uint8, int32 or int64")
+    return name
 
 
 def _op_label(doc: GraphDocument, node_id: int) -> str:

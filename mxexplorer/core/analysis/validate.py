@@ -1,5 +1,6 @@
-"""MXNet's word on a node's attributes: what the attribute editor asks before an edit
-(MXNet's own parameter parser, through the C API: no graph is built)."""
+"""The word on a node's attributes that the attribute editor asks before an edit: the
+engine's parser (MXNet's declared fields and its parsing rules, no MXNet), then, where
+MXNet is installed, MXNet's own parser through the C API (no graph is built)."""
 from __future__ import annotations
 
 import ctypes
@@ -7,17 +8,27 @@ from typing import Mapping
 
 from mxexplorer.core.graph import opinfo
 from mxexplorer.core.graph.symbol_io import mxnet_message
+from mxexplorer.core.ops import params as op_params
+from mxexplorer.core.runtime.errors import MXNetMissingError
 from mxexplorer.core.runtime.mxnet_env import import_mxnet
 
 
 def validate_op_attrs(op: str, attrs: Mapping[str, str]) -> str | None:
-    """MXNet's reason for refusing these operator attributes, or None when valid.
+    """Why these operator attributes are refused, or None when valid: the engine's
+    parser first (it needs no MXNet), then MXNet's own where it is installed.
 
     Hidden ``__key__`` attributes are not operator parameters and are not checked.
     """
     if op == "null" or not opinfo.is_registered(op):
         return None
-    mx = import_mxnet()
+    try:
+        op_params.parse(op, {k: v for k, v in attrs.items() if not op_params.is_hidden(k)})
+    except op_params.ParamError as exc:
+        return str(exc)
+    try:
+        mx = import_mxnet()
+    except MXNetMissingError:
+        return None
     params = {k: v for k, v in attrs.items() if not (k.startswith("__") and k.endswith("__"))}
     keys = (ctypes.c_char_p * len(params))(*[k.encode() for k in params])
     vals = (ctypes.c_char_p * len(params))(*[str(v).encode() for v in params.values()])

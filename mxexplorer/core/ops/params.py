@@ -36,8 +36,6 @@ class ParamError(ValueError):
 
 
 _INT = re.compile(r"\s*[+-]?\d+\s*\Z")
-_FLOAT = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)[fF]?\Z",
-                    re.IGNORECASE)
 #: the limits of C++ int and int64_t, past which istream fails
 _INT32 = 2**31
 _INT64 = 2**63
@@ -55,17 +53,65 @@ def parse_int(text: str, wide: bool = False) -> int:
 
 
 def parse_float(text: str) -> float:
-    """dmlc's ``stof``/``stod``: a decimal, ``inf``/``infinity``/``nan`` in any case, an
-    optional ``f`` suffix; leading spaces, nothing after."""
-    if not _FLOAT.match(text):
-        raise ValueError(text)
-    body = text.strip().rstrip("fF")
-    low = body.lower().lstrip("+-")
-    if low.startswith("inf"):
-        return -math.inf if body.startswith("-") else math.inf
-    if low == "nan":
+    """dmlc's ``stof``/``stod`` (its own ``ParseFloat``), which MXNet's parser uses:
+    leading blanks, a sign, ``inf``/``infinity``/``nan`` in any case, digits, a point,
+    digits, an exponent (its digits may be missing), an ``f``; nothing may follow, and
+    something must have been read (a lone ``.``, ``e`` or ``-`` reads as 0)."""
+    n = len(text)
+    i = 0
+    while i < n and text[i] in " \t\r\n\f":
+        i += 1
+    start = i
+    negative = False
+    if i < n and text[i] in "+-":
+        negative = text[i] == "-"
+        i += 1
+    low = text[i:i + 8].lower()
+    if low.startswith("infinity") or (low.startswith("inf") and not low.startswith("infin")):
+        i += 8 if low.startswith("infinity") else 3
+        if i != n:
+            raise ValueError(text)
+        return -math.inf if negative else math.inf
+    if low.startswith("nan"):
+        i += 3
+        if i < n and text[i] == "(":
+            close = text.find(")", i)
+            if close < 0 or not re.fullmatch(r"\w*", text[i + 1:close]):
+                raise ValueError(text)
+            i = close + 1
+        if i != n:
+            raise ValueError(text)
         return math.nan
-    return float(body)
+    digits_start = i
+    while i < n and text[i].isdigit() and text[i].isascii():
+        i += 1
+    mantissa = text[digits_start:i]
+    fraction = ""
+    if i < n and text[i] == ".":
+        i += 1
+        frac_start = i
+        while i < n and text[i].isdigit() and text[i].isascii():
+            i += 1
+        fraction = text[frac_start:i]
+    exponent = ""
+    if i < n and text[i] in "eE":
+        i += 1
+        exp_start = i
+        if i < n and text[i] in "+-":
+            i += 1
+        while i < n and text[i].isdigit() and text[i].isascii():
+            i += 1
+        exponent = text[exp_start:i]
+    if i < n and text[i] in "fF":
+        i += 1
+    if i == start or i != n:
+        raise ValueError(text)
+    value = float(f"{mantissa or 0}.{fraction or 0}")
+    digits = exponent.lstrip("+-")
+    if digits:
+        power = min(int(digits), 308)
+        value = value / 10**power if exponent.startswith("-") else value * 10.0**power
+    return -value if negative else value
 
 
 def parse_bool(text: str) -> bool:
@@ -155,6 +201,8 @@ class Field:
     required: bool
     default: Any
     choices: tuple[str, ...] = ()   # enum names ("None" when optional)
+    least: float | None = None      # the parser's bounds on a number (MXNet checks them)
+    most: float | None = None
 
     def example(self) -> str:
         if self.choices:
@@ -215,7 +263,7 @@ def _kind_parser(kind: str) -> tuple[Callable[[str], Any], tuple[str, ...]]:
     return maybe, ()
 
 
-def _field(name: str, type_text: str) -> Field:
+def _field(name: str, type_text: str, bounds: dict[str, float] | None = None) -> Field:
     # "Shape(tuple), optional, default=[]" / "{None, 'a'},optional, default='None'"
     if type_text.startswith("{"):
         close = type_text.index("}")
@@ -234,7 +282,9 @@ def _field(name: str, type_text: str) -> Field:
             default = parser(raw)
         except (ValueError, TypeError):
             default = raw if kind.strip() == "string" else None
-    return Field(name, kind.strip(), parser, required, default, choices)
+    bounds = bounds or {}
+    return Field(name, kind.strip(), parser, required, default, choices, bounds.get("min"),
+                 bounds.get("max"))
 
 
 @dataclass(frozen=True)
@@ -253,13 +303,20 @@ def declared(op: str) -> OpParams | None:
     raw = opinfo.raw_entry(op)
     if raw is None:
         return None
-    fields = {name: _field(name, text) for name, text in raw.get("params", [])}
+    fields = {entry[0]: _field(entry[0], entry[1], entry[2] if len(entry) > 2 else None)
+              for entry in raw.get("params", [])}
     return OpParams(raw.get("canonical", op), fields, bool(raw.get("strict", False)))
 
 
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
 def is_hidden(key: str) -> bool:
-    """``__shape__``, ``__lr_mult__`` ...: attributes MXNet keeps for itself."""
-    return len(key) > 4 and key.startswith("__") and key.endswith("__")
+    """``__shape__``, ``__lr_mult__`` ...: attributes MXNet keeps for itself (and the
+    plain ``lr_mult``, ``mirror_stage`` ... its symbol API turns into those)."""
+    return (len(key) > 4 and key.startswith("__") and key.endswith("__")) or \
+        key in opinfo.HIDDEN_KEYS
 
 
 def parse(op: str, attrs: Mapping[str, str], extra: Mapping[str, Field] | None = None
@@ -286,10 +343,18 @@ def parse(op: str, attrs: Mapping[str, str], extra: Mapping[str, Field] | None =
             out[name] = field.default
             continue
         try:
-            out[name] = field.parse(str(text))
+            value = field.parse(str(text))
         except (ValueError, TypeError):
             raise ParamError(f"attribute {name}={text!r} is not {field.example()}",
                              name) from None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if field.least is not None and value < field.least:
+                raise ParamError(f"attribute {name}={text!r} is below its least value "
+                                 f"{_number(field.least)}", name)
+            if field.most is not None and value > field.most:
+                raise ParamError(f"attribute {name}={text!r} is above its largest value "
+                                 f"{_number(field.most)}", name)
+        out[name] = value
     if spec is not None and spec.strict:
         for key in attrs:
             if key not in fields and not is_hidden(key):

@@ -34,7 +34,7 @@ from mxexplorer.core.graph import edits, tags
 from mxexplorer.core.graph.changes import Change, Saved
 from mxexplorer.core.graph.edits import Edit
 from mxexplorer.core.graph.kinds import NodeKind
-from mxexplorer.core.runtime.errors import MXNetMissingError, UserError
+from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.gui.bridge import disconnect_quietly
 from mxexplorer.gui.host import DialogHost
 from mxexplorer.gui.panels.attributes.param_stats import ParamStatsView
@@ -394,9 +394,6 @@ class AttributePanel(SessionPanel):
 
 def _mxnet_refusal(op: str, attrs: dict[str, str], progress: Any = None,
                    token: Any = None) -> str | None:
-    """MXNet's reason to refuse these attributes for ``op`` (None: it takes them, or
-    MXNet is not there to ask: the edit is taken as it is).  Runs on a worker."""
-    try:
-        return validate.validate_op_attrs(op, attrs)
-    except MXNetMissingError:
-        return None
+    """The reason to refuse these attributes for ``op`` (None: they are taken): the
+    engine's parser, and MXNet's where it is installed.  Runs on a worker."""
+    return validate.validate_op_attrs(op, attrs)
