@@ -59,17 +59,25 @@ INPUT_TYPES = ("NDArray-or-Symbol", "NDArray-or-Symbol[]", "NDArray", "Symbol",
                "Symbol or Symbol[]", "Symbol[]", "ptr", "")
 
 
-def parameters(op: str, args: list[tuple[str, str]]) -> list[list[object]]:
+def parameters(op: str, args: list[tuple[str, str]], listed: bool = False
+               ) -> list[list[object]]:
     """The parameters among an op's arguments: [name, type text] (type text as MXNet
     gives it: kind, then required or the default), with a third item {"min": x, "max": y}
     for a number whose parser has bounds (found by asking MXNet for an extreme value:
-    its refusal names the bound)."""
+    its refusal names the bound) or {"none_items": true} for a tuple whose items may be
+    None.  ``listed``: the arguments are the parser's own listing (all parameters, some
+    with an empty type text)."""
     out: list[list[object]] = []
     for name, text in args:
         kind = text.split(",")[0].strip()
-        if kind in INPUT_TYPES:
+        if kind in INPUT_TYPES and not listed:
             continue
         entry: list[object] = [name, text]
+        if kind == "Shape(tuple)":
+            # slice's begin/end/step are tuples of optional numbers: (None, 1)
+            said = refusal(op, {name: "(None,)"})
+            if said is None or f"Invalid Parameter format for {name}" not in said:
+                entry.append({"none_items": True})
         if kind.replace(" or None", "").split(" (")[0] in ("int", "long", "float", "double"):
             bounds = {}
             probes = [("-1000000000", "min")]
@@ -105,10 +113,21 @@ def refusal(op: str, attrs: dict[str, str]) -> str | None:
     return None
 
 
-def refuses_unknown(op: str) -> bool:
-    """Whether building the op with an attribute it does not declare fails (ops with a
-    parameter parser refuse; ops without one ignore such keys)."""
-    return "zz_not_a_parameter" in (refusal(op, {"zz_not_a_parameter": "1"}) or "")
+def parser_fields(op: str) -> list[tuple[str, str]] | None:
+    """The fields of the parser MXNet really runs for ``op``, read from its refusal of
+    an undeclared attribute ("Possible Arguments:" then ``name : type text`` lines), or
+    None for an op without a parser (it ignores such keys).  The declared argument list
+    can differ (``_npi_concatenate`` declares ``dim``; its parser reads ``axis``)."""
+    said = refusal(op, {"zz_not_a_parameter": "1"}) or ""
+    if "Cannot find argument 'zz_not_a_parameter'" not in said:
+        return None             # taken, or refused for another reason: no strict parser
+    listing = said.split("Possible Arguments:", 1)[-1].split(", in operator")[0]
+    fields = []
+    for line in listing.splitlines():
+        found = re.match(r"^(\w+) : (.+)$", line)
+        if found is not None:
+            fields.append((found.group(1), found.group(2).strip()))
+    return fields
 
 
 # Required parameters for the probe of ops that refuse to be built without them.
@@ -154,6 +173,32 @@ REQUIRED = {
 }
 
 
+#: ops whose parser MXNet cannot describe (a hand-written parser: no "Possible
+#: Arguments" listing, and the probe cannot build them without a subgraph): their fields
+#: as MXNet's source declares them (src/operator/subgraph/mkldnn/); ``with_relu`` and
+#: ``with_postsum_relu`` are older files' names MXNet renames before it parses
+OVERRIDES: dict[str, dict[str, object]] = {
+    "_sg_mkldnn_conv": {"strict": True, "params": [
+        ["with_bn", "boolean, optional, default=0"],
+        ["with_act", "boolean, optional, default=0"],
+        ["with_sum", "boolean, optional, default=0"],
+        ["with_postsum_act", "boolean, optional, default=0"],
+        ["quantized", "boolean, optional, default=0"],
+        ["min_calib_range", "float or None, optional, default=None"],
+        ["max_calib_range", "float or None, optional, default=None"],
+        ["with_relu", "boolean, optional, default=0"],
+        ["with_postsum_relu", "boolean, optional, default=0"]]},
+    "_sg_mkldnn_fully_connected": {"strict": True, "params": [
+        ["quantized", "boolean, optional, default=0"],
+        ["enable_float_output", "boolean, optional, default=0"],
+        ["with_eltwise", "boolean, optional, default=0"],
+        ["min_calib_range", "float or None, optional, default=None"],
+        ["max_calib_range", "float or None, optional, default=None"],
+        ["channel_wise_quantize", "boolean or None, optional, default=None"],
+        ["with_relu", "boolean, optional, default=0"]]},
+}
+
+
 def outputs_with_defaults(op: str) -> dict[str, object] | None:
     handle = mx.base.SymbolHandle()
     params = REQUIRED.get(op, {})
@@ -192,8 +237,11 @@ def probe(ops: list[str]) -> None:
         canon = found[0] if found else op
         entry: dict[str, object] = {"canonical": canon}
         if found is not None and canon == op:
-            entry["params"] = parameters(op, found[1])
-            entry["strict"] = refuses_unknown(op)
+            fields = parser_fields(op)
+            entry["params"] = parameters(op, found[1] if fields is None else fields,
+                                         listed=fields is not None)
+            entry["strict"] = fields is not None
+            entry.update(OVERRIDES.get(op, {}))
         outs = outputs_with_defaults(op)
         if outs is None and canon != op:
             outs = outputs_with_defaults(canon)
@@ -217,7 +265,8 @@ def main() -> int:
                               capture_output=True, text=True, check=False)
         for line in proc.stdout.splitlines():
             op, _, rest = line.partition("\t")
-            table[op] = json.loads(rest) if rest else {"canonical": op, "probe": "crashed"}
+            table[op] = json.loads(rest) if rest else {"canonical": op, "probe": "crashed",
+                                                       **OVERRIDES.get(op, {})}
         pending = [op for op in pending if op not in table]
     root = pathlib.Path(__file__).resolve().parents[1]
     out = root / "mxexplorer" / "core" / "data" / "mxnet_ops.json"

@@ -228,7 +228,32 @@ def _pooling(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
     return (2 if pool_type == "max" else 1), ["output"]
 
 
+def _num_args(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    n = max(int_attr(attrs, "num_args", 1), 1)
+    return n, _numbered(n)
+
+
+def _unique(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    n = 1 + sum(flag(attrs, k) for k in ("return_index", "return_inverse", "return_counts"))
+    return n, _numbered(n)
+
+
+def _sampler(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    # a hidden second output (the noise MXNet keeps for the gradient); numbered names
+    return 2, ["output0"]
+
+
 _RULES: dict[str, Callable[[Mapping[str, str]], tuple[int, list[str]]]] = {
+    "_np_atleast_1d": _num_args,
+    "_np_atleast_2d": _num_args,
+    "_np_atleast_3d": _num_args,
+    "_npi_hsplit": _split_v2,
+    "_npi_dsplit": _split_v2,
+    "_npi_unique": _unique,
+    "_npi_normal": _sampler,
+    "_npi_normal_n": _sampler,
+    "_npi_logistic": _sampler,
+    "_npi_gumbel": _sampler,
     "Pooling": _pooling,
     "BatchNorm": _norm_mean_var("var"),
     "BatchNorm_v1": _norm_mean_var("var"),

@@ -199,6 +199,12 @@ ShapeFn = Callable[[Call], None]
 DtypeFn = Callable[[Call], None]
 
 
+def no_shape(c: Call) -> None:
+    """The shape rule of an op whose output shape depends on the data (``_npx_nonzero``,
+    ``_npi_unique`` ...): MXNet registers none, marks the outputs dynamic and does not
+    infer the layers that read them; the engine does the same."""
+
+
 def same_type(c: Call) -> None:
     """MXNet's default when an op declares no type rule (``common::SameType``): the first
     known output's type, else the first known input's, for everything; no check."""

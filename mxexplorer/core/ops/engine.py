@@ -26,6 +26,7 @@ from mxexplorer.core.ops.base import (
     MaybeShape,
     Rule,
     RuleError,
+    no_shape,
     same_type,
 )
 
@@ -128,6 +129,9 @@ class _Pass:
             if nid in graph.position:
                 self.values[graph.entry(nid, 0)] = value
         self.finished = [False] * len(graph.order)
+        #: entries whose shape depends on the data (MXNet's is_dynamic)
+        self.dynamic = bytearray(graph.n_entries)
+        self.any_dynamic = False
         self.failure: Failure | None = None
         self.unruled: list[int] = []
         self.asked: list[int] = []
@@ -166,6 +170,16 @@ class _Pass:
         in_ids = g.inputs[k]
         ins = [values[e] for e in in_ids]
         outs = values[row:row + g.counts[k]]
+        if self.kind == "shape" and rule is not None and (
+                rule.shape is no_shape or (self.any_dynamic and any(
+                    v is None and self.dynamic[e] for e, v in zip(in_ids, ins)))):
+            # MXNet: no shape function, or an input whose rank depends on the data
+            for i, v in enumerate(outs):
+                if v is None:
+                    self.dynamic[row + i] = 1
+                    self.any_dynamic = True
+            self.finished[k] = True
+            return
         try:
             if rule is None:
                 if self.oracle is None:
@@ -282,8 +296,8 @@ def legacy_to_shape(shape: Sequence[int] | None) -> MaybeShape:
 
 def shape_to_legacy(shape: MaybeShape) -> tuple[int, ...] | None:
     """The engine's shape -> what MXNet's Python API reports (0 for unknown dimensions,
-    None for an unknown shape)."""
-    if shape is None:
+    None for an unknown shape; a numpy op's scalar ``()`` reads as unknown there too)."""
+    if shape is None or len(shape) == 0:
         return None
     return tuple(d if d >= 0 else 0 for d in shape)
 

@@ -124,7 +124,7 @@ def parse_bool(text: str) -> bool:
 
 
 def parse_tuple(text: str, item: Callable[[str], Any] = int,
-                integral: bool = True) -> tuple[Any, ...] | None:
+                integral: bool = True, none_items: bool = False) -> tuple[Any, ...] | None:
     """``mxnet::Tuple``'s ``operator>>``: ``(a, b)``, ``[a,b]``, ``(a,)``, ``()``, a lone
     ``a`` (one element), ``None`` (unknown: returns None), ``3L`` for integers;
     nothing but spaces after the closing bracket."""
@@ -165,11 +165,15 @@ def parse_tuple(text: str, item: Callable[[str], Any] = int,
     while True:
         while i < n and text[i].isspace():   # istream >> skips leading blanks
             i += 1
-        m = number.match(text, i)
-        if m is None:
-            raise ValueError(text)
-        values.append(item(m.group()))
-        i = m.end()
+        if none_items and text.startswith("None", i):
+            values.append(None)              # Tuple<optional<int>> (slice's begin ...)
+            i += 4
+        else:
+            m = number.match(text, i)
+            if m is None:
+                raise ValueError(text)
+            values.append(item(m.group()))
+            i = m.end()
         while i < n and text[i].isspace():
             i += 1
         if integral and i < n and text[i] == "L":
@@ -263,7 +267,7 @@ def _kind_parser(kind: str) -> tuple[Callable[[str], Any], tuple[str, ...]]:
     return maybe, ()
 
 
-def _field(name: str, type_text: str, bounds: dict[str, float] | None = None) -> Field:
+def _field(name: str, type_text: str, bounds: dict[str, Any] | None = None) -> Field:
     # "Shape(tuple), optional, default=[]" / "{None, 'a'},optional, default='None'"
     if type_text.startswith("{"):
         close = type_text.index("}")
@@ -271,6 +275,8 @@ def _field(name: str, type_text: str, bounds: dict[str, float] | None = None) ->
     else:
         kind, _, rest = type_text.partition(",")
     parser, choices = _kind_parser(kind)
+    if bounds and bounds.get("none_items"):
+        parser = functools.partial(parse_tuple, none_items=True)
     rest = rest.strip().lstrip(",").strip()
     required = rest.startswith("required")
     default: Any = None
@@ -279,7 +285,7 @@ def _field(name: str, type_text: str, bounds: dict[str, float] | None = None) ->
         if len(raw) >= 2 and raw[0] == raw[-1] == "'":
             raw = raw[1:-1]
         try:
-            default = parser(raw)
+            default = None if raw == "None" and not kind.strip() else parser(raw)
         except (ValueError, TypeError):
             default = raw if kind.strip() == "string" else None
     bounds = bounds or {}

@@ -94,12 +94,12 @@ def engine_verdict(op: str, attrs: dict[str, str], values: Sequence[Any],
     order = list(range(len(nodes)))
     g = engine.graph_of(nodes, order)
     if kind == "shape":
-        given = {i: legacy_to_shape(v) for i, v in enumerate(values) if v is not None}
-        got = engine.infer_shapes(g, given)
+        shapes = {i: legacy_to_shape(v) for i, v in enumerate(values) if v is not None}
+        got = engine.infer_shapes(g, shapes)
         show: Any = shape_to_legacy
     else:
-        given = {i: v for i, v in enumerate(values) if v is not None}
-        got = engine.infer_dtypes(g, given)
+        types = {i: v for i, v in enumerate(values) if v is not None}
+        got = engine.infer_dtypes(g, types)
         show = lambda v: v  # noqa: E731
     if got.failure is not None:
         return Verdict(got.failure.error.message)
