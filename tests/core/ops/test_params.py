@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from mxexplorer.core.ops import params
 
-
 #: MXNet's words when its parameter parser (not an op's own check) refuses a value
 PARSER_WORDS = ("Invalid Parameter format", "Invalid Input", "Some trailing characters",
                 "Cannot find argument", "Required parameter", "should be greater equal",
