@@ -66,6 +66,10 @@ class MXNetOracle:
 
     def _ask(self, node: Node, ins: list[Any], outs: list[Any], kind: str
              ) -> tuple[list[Any], list[Any]]:
+        if not opinfo.is_registered(node.op) or opinfo.canonical_op(node.op) == "Custom":
+            # a plug-in's op, or a Custom op registered by the model's own Python code:
+            # MXNet knows no more of it than we do
+            raise NoAnswer(f"MXNet 1.9.1 cannot run {node.op}")
         mx = self._import()
         sym = self._symbol(node)
         args = sym.list_arguments()

@@ -239,8 +239,17 @@ class GraphDocument:
         return result
 
     def input_slots(self, node_id: int) -> list[str]:
+        """A node's input names, as MXNet's ``list_arguments`` names them."""
         node = self.nodes[node_id]
-        return opinfo.input_slots(node.op, node.attrs, len(node.inputs))
+        return opinfo.input_slots(node.op, node.attrs, len(node.inputs),
+                                  node.extra.get("subgraphs"))
+
+    def input_roles(self, node_id: int) -> list[str]:
+        """What each input is to a node (``weight``, ``moving_mean`` ...; a fused node's
+        by the graph it fuses): see :func:`opinfo.input_roles`."""
+        node = self.nodes[node_id]
+        return opinfo.input_roles(node.op, node.attrs, len(node.inputs),
+                                  node.extra.get("subgraphs"))
 
     def kinds(self) -> list[NodeKind]:
         """Kind of every node: data input, parameter, auxiliary state or operator (see
@@ -249,7 +258,7 @@ class GraphDocument:
             checkpoint = {self.param_renames.get(p.name, p.name): p.kind
                           for p in self.params_index()}
             return kinds.infer_kinds(self.nodes, self.order(), self.consumers(),
-                                     self.input_slots, checkpoint, self.kind_overrides)
+                                     self.input_roles, checkpoint, self.kind_overrides)
         result: list[NodeKind] = self._cached("kinds", build)
         return result
 

@@ -24,7 +24,7 @@ _LEARNED_ONLY = frozenset({"__init__", "__wd_mult__", "wd_mult"})
 
 def infer_kinds(nodes: Sequence[Node], order: Sequence[int],
                 users: Sequence[Sequence[tuple[int, int]]],
-                input_slots: Callable[[int], list[str]], checkpoint: Mapping[str, str],
+                input_roles: Callable[[int], list[str]], checkpoint: Mapping[str, str],
                 overrides: Mapping[int, NodeKind]) -> list[NodeKind]:
     """Kind of every node.
 
@@ -34,22 +34,29 @@ def infer_kinds(nodes: Sequence[Node], order: Sequence[int],
     name -> "arg" or "aux"), or when it has a complete ``__shape__`` and joins the
     graph midway (every other input of its consumers is computed from the data: an
     SSD's L2Normalization scale, a YOLO anchor).  ``overrides`` (the user's word)
-    comes last and wins.  ``users[i]``: (consumer, input position) of node ``i``.
+    comes last and wins.  ``users[i]``: (consumer, input position) of node ``i``;
+    ``input_roles(i)``: what each input of node ``i`` is to it (its slot names, a fused
+    node's by the graph it fuses: :meth:`GraphDocument.input_roles`).
     """
     kinds = [NodeKind.OP if not n.is_variable else NodeKind.DATA for n in nodes]
     slots_of: dict[int, list[str]] = {}      # once per consumer: not per use
+    aux_of: dict[int, tuple[int, ...]] = {}
     for i, node in enumerate(nodes):
         if not node.is_variable:
             continue
         kind = NodeKind.DATA
         for consumer, pos in users[i]:
             cnode = nodes[consumer]
-            if pos in opinfo.aux_slots(cnode.op):
+            aux = aux_of.get(consumer)
+            if aux is None:
+                aux = aux_of[consumer] = opinfo.aux_slots(cnode.op,
+                                                          cnode.extra.get("subgraphs"))
+            if pos in aux:
                 kind = NodeKind.AUX
                 break
             slots = slots_of.get(consumer)
             if slots is None:
-                slots = slots_of[consumer] = input_slots(consumer)
+                slots = slots_of[consumer] = input_roles(consumer)
             if slots[pos] in opinfo.PARAM_SLOTS:
                 kind = NodeKind.PARAM
             elif slots[pos].startswith("arg") and not opinfo.is_registered(cnode.op):

@@ -31,7 +31,8 @@ def _fix_hidden_keys(nodes: list[Node], order: list[int]) -> None:
                 if pos > 1 and pos == len(key) - len(hidden):
                     if node.is_variable:
                         break
-                    slots = opinfo.input_slots(node.op, node.attrs, len(node.inputs))
+                    slots = opinfo.input_slots(node.op, node.attrs, len(node.inputs),
+                                               node.extra.get("subgraphs"))
                     arg = key[:pos - 1]
                     if arg in slots:
                         src = nodes[node.inputs[slots.index(arg)][0]]
@@ -62,7 +63,8 @@ def upgrade(graph: ParsedGraph) -> None:
             node = nodes[i]
             if node.is_variable:
                 continue
-            expected = opinfo.expected_inputs(node.op, node.attrs)
+            expected = opinfo.expected_inputs(node.op, node.attrs,
+                                              node.extra.get("subgraphs"))
             if expected is None or len(node.inputs) >= len(expected):
                 continue
             for slot in expected[len(node.inputs):]:
@@ -75,7 +77,8 @@ def upgrade(graph: ParsedGraph) -> None:
             if node.is_variable:
                 continue
             canon = opinfo.canonical_op(node.op)
-            slots = opinfo.input_slots(node.op, node.attrs, len(node.inputs))
+            slots = opinfo.input_slots(node.op, node.attrs, len(node.inputs),
+                                       node.extra.get("subgraphs"))
             for slot, entry in zip(slots, node.inputs):
                 src = nodes[entry[0]]
                 init = _INIT_ON_COMPOSE.get(slot)

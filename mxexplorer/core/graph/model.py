@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from mxexplorer.core.runtime.errors import SymbolFileError
 
@@ -55,3 +56,17 @@ GENERATION_LABELS = {
 
 def file_error(message: str, where: str | None = None) -> SymbolFileError:
     return SymbolFileError(message, where=where)
+
+
+def node_attrs(node: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON node's attributes, whatever its file's generation calls them (``attrs``,
+    ``attr``, or ``param`` in MXNet's older files)."""
+    found = node.get("attrs") or node.get("attr") or node.get("param") or {}
+    return found if isinstance(found, dict) else {}
+
+
+def as_str_attrs(attrs: Any) -> dict[str, str]:
+    """Coerce an attribute object from a file into ``{str: str}``."""
+    if not isinstance(attrs, dict):
+        return {}
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in attrs.items()}

@@ -3,7 +3,8 @@
 Owns the operator table generated from MXNet 1.9.1 by ``tools/gen_op_table.py``
 (registered names, canonical names of aliases, outputs and input slots with default
 attributes) and the attribute-dependent rules on top of it (``num_outputs``,
-``state_outputs``, ``output_mean_var`` ...).  Must not import MXNet or Qt.
+``state_outputs``, ``output_mean_var`` ...; the fused, int8 and plug-in ops' own in
+:mod:`~mxexplorer.core.graph.fused`).  Must not import MXNet or Qt.
 """
 from __future__ import annotations
 
@@ -13,11 +14,17 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Callable, Mapping
 
+from mxexplorer.core.graph import fused
+from mxexplorer.core.graph.model import Node
+from mxexplorer.core.graph.model import as_str_attrs as as_str_attrs
+from mxexplorer.core.graph.model import node_attrs as node_attrs
 from mxexplorer.core.runtime.errors import SymbolFileError
 
 #: Input slots whose variables are trained parameters.
 PARAM_SLOTS = frozenset({"weight", "bias", "gamma", "beta", "parameters", "weights",
-                         "alpha", "offset_weight", "offset_bias"})
+                         "alpha", "offset_weight", "offset_bias",
+                         # the int8 ops' ranges of their quantized weights
+                         "min_weight", "max_weight", "min_bias", "max_bias"})
 #: Name endings that mark a parameter when the consuming op is unknown.
 PARAM_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_alpha", "_parameters",
                   "_i2h_weight", "_h2h_weight")
@@ -90,13 +97,6 @@ def spec(op: str) -> OpSpec | None:
     if found is None:
         return None
     return table.get(found.canonical, found)
-
-
-def node_attrs(node: Mapping[str, Any]) -> dict[str, Any]:
-    """A JSON node's attributes, whatever its file's generation calls them (``attrs``,
-    ``attr``, or ``param`` in MXNet's older files)."""
-    found = node.get("attrs") or node.get("attr") or node.get("param") or {}
-    return found if isinstance(found, dict) else {}
 
 
 def flag(attrs: Mapping[str, str], key: str, default: bool = False) -> bool:
@@ -284,9 +284,14 @@ def outputs(op: str, attrs: Mapping[str, str], total_hint: int | None = None
     op : the op name as written in the file (aliases are resolved).
     attrs : the node's attributes.
     total_hint : the output count written in the file (``node_row_ptr``), used for
-        ops the table does not describe (custom and plug-in ops).
+        ops the table does not describe (custom and unknown plug-in ops; a known
+        plug-in's count where the file says otherwise).
     """
     canon = canonical_op(op)
+    special = fused.outputs(canon, attrs)
+    if special is not None and not (canon in fused.PLUGIN_OPS and total_hint
+                                    and total_hint > 0 and total_hint != special[0]):
+        return special
     rule = _RULES.get(canon)
     if rule is not None:
         return rule(attrs)
@@ -297,16 +302,40 @@ def outputs(op: str, attrs: Mapping[str, str], total_hint: int | None = None
     return n, _numbered(n)
 
 
-def input_slots(op: str, attrs: Mapping[str, str], n_inputs: int) -> list[str]:
-    """Names of a node's input slots (``data``, ``weight`` ...), best effort."""
-    names = _declared_slots(op, attrs)
+def input_slots(op: str, attrs: Mapping[str, str], n_inputs: int,
+                subgraphs: Any = None) -> list[str]:
+    """Names of a node's input slots (``data``, ``weight`` ...), best effort: MXNet's
+    ``list_arguments`` names.  ``subgraphs``: a fused node's ``subgraphs`` field."""
+    return _padded(_declared_slots(op, attrs, subgraphs, n_inputs), n_inputs)
+
+
+def input_roles(op: str, attrs: Mapping[str, str], n_inputs: int,
+                subgraphs: Any = None) -> list[str]:
+    """What each input is to the node (``data``, ``weight``, ``moving_mean`` ...): its
+    slot name, but for a fused op the slot it feeds in the graph the op fuses (MXNet names
+    a fused fully connected layer's inputs by the fused graph's variables)."""
+    roles = fused.input_roles(canonical_op(op), attrs, subgraphs, _inner_slots, n_inputs)
+    if roles is None:
+        return input_slots(op, attrs, n_inputs, subgraphs)
+    return _padded(roles, n_inputs)
+
+
+def _inner_slots(node: Node) -> list[str]:
+    return input_slots(node.op, node.attrs, len(node.inputs))
+
+
+def _padded(names: list[str], n_inputs: int) -> list[str]:
     while len(names) < n_inputs:
         names.append(f"arg{len(names)}")
     return names[:n_inputs]
 
 
-def _declared_slots(op: str, attrs: Mapping[str, str]) -> list[str]:
+def _declared_slots(op: str, attrs: Mapping[str, str], subgraphs: Any = None,
+                    n_inputs: int | None = None) -> list[str]:
     canon = canonical_op(op)
+    special = fused.input_slots(canon, attrs, subgraphs, n_inputs)
+    if special is not None:
+        return special
     found = spec(op)
     names = list(found.inputs) if found is not None and found.inputs else []
     if canon in ("Convolution", "Deconvolution", "FullyConnected", "Convolution_v1",
@@ -323,17 +352,28 @@ def _declared_slots(op: str, attrs: Mapping[str, str]) -> list[str]:
     return names
 
 
-def aux_slots(op: str) -> tuple[int, ...]:
+def aux_slots(op: str, subgraphs: Any = None) -> tuple[int, ...]:
+    """Input positions that are auxiliary states (``list_auxiliary_states``); a fused
+    node's follow the graph it fuses (its ``subgraphs`` field)."""
+    special = fused.aux_slots(canonical_op(op), subgraphs, _table_aux)
+    return special if special is not None else _table_aux(op)
+
+
+def _table_aux(op: str) -> tuple[int, ...]:
     found = spec(op)
     return found.aux if found is not None else ()
 
 
-def expected_inputs(op: str, attrs: Mapping[str, str]) -> list[str] | None:
+def expected_inputs(op: str, attrs: Mapping[str, str], subgraphs: Any = None
+                    ) -> list[str] | None:
     """Input slot names MXNet expects for an op whose inputs are fixed, or None."""
+    canon = canonical_op(op)
+    if canon in fused.FUSED_OPS:
+        return _declared_slots(op, attrs, subgraphs)
     found = spec(op)
     if found is None or not found.inputs or found.inputs[0] == "arg0":
         return None
-    return _declared_slots(op, attrs)
+    return _declared_slots(op, attrs, subgraphs)
 
 
 def op_family(op: str) -> str:
@@ -421,10 +461,3 @@ def describe_params(op: str, attrs: Mapping[str, str]) -> str:
     elif canon == "Embedding":
         parts.append(f"{attrs.get('input_dim', '?')}→{attrs.get('output_dim', '?')}")
     return ", ".join(p.strip() for p in parts if p and p.strip())
-
-
-def as_str_attrs(attrs: Any) -> dict[str, str]:
-    """Coerce an attribute object from a file into ``{str: str}``."""
-    if not isinstance(attrs, dict):
-        return {}
-    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in attrs.items()}

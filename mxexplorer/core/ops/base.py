@@ -108,15 +108,18 @@ class Call:
     ``ins`` and ``outs`` are lists the rule updates through :meth:`set_in` and
     :meth:`set_out`; ``p`` holds the parameters (:func:`mxexplorer.core.ops.params.parse`);
     ``slots`` names the inputs (``data``, ``weight`` ...) for messages; ``extra`` holds
-    the node's other JSON fields (``subgraphs`` of a fused ``_sg_mkldnn_*`` node).
+    the node's other JSON fields (``subgraphs`` of a fused ``_sg_mkldnn_*`` node);
+    ``oracle`` is the pass's :class:`~mxexplorer.core.ops.engine.Oracle` (or None), for a
+    rule that infers through other ops (a fused op's inner graph).
     """
 
-    __slots__ = ("op", "p", "attrs", "ins", "outs", "slots", "kind", "extra", "_sources")
+    __slots__ = ("op", "p", "attrs", "ins", "outs", "slots", "kind", "extra", "_sources",
+                 "oracle")
 
     def __init__(self, op: str, p: dict[str, Any], attrs: dict[str, str], ins: list[Any],
                  outs: list[Any], slots: Sequence[str], kind: str = "shape",
                  extra: dict[str, Any] | None = None,
-                 sources: Callable[[], Sequence[str]] | None = None):
+                 sources: Callable[[], Sequence[str]] | None = None, oracle: Any = None):
         self.op = op
         self.p = p
         self.attrs = attrs
@@ -126,6 +129,7 @@ class Call:
         self.kind = kind
         self.extra = extra if extra is not None else {}
         self._sources = sources
+        self.oracle = oracle
 
     # ------------------------------------------------------------- naming
     def slot(self, i: int) -> str:

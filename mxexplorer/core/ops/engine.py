@@ -193,7 +193,6 @@ class _Pass:
                     else:
                         ins, outs = self.oracle.dtypes(node, ins, outs)
                 except NoAnswer:
-                    self.oracle = None
                     if nid not in self.unruled:
                         self.unruled.append(nid)
                     self.finished[k] = True
@@ -206,7 +205,8 @@ class _Pass:
                     p = op_params.parse(node.op, node.attrs)
                     self._params[k] = p
                 call = Call(node.op, p, node.attrs, ins, outs, g.input_slots(nid), self.kind,
-                            node.extra, lambda: [g.nodes[s].name for s, _, _ in node.inputs])
+                            node.extra, lambda: [g.nodes[s].name for s, _, _ in node.inputs],
+                            self.oracle)
                 if self.kind == "shape":
                     rule.shape(call)
                 else:
@@ -341,7 +341,8 @@ def graph_of(nodes: Sequence[Node], order: Sequence[int],
 
     def slots(nid: int) -> list[str]:
         node = nodes[nid]
-        return opinfo.input_slots(node.op, node.attrs, len(node.inputs))
+        return opinfo.input_slots(node.op, node.attrs, len(node.inputs),
+                                  node.extra.get("subgraphs"))
     return Graph(nodes, order, count, slots)
 
 
