@@ -116,7 +116,8 @@ class Graph:
 
     def infer(self, shapes: ShapeMap | None = None, *, dtype: str = "float32",
               strict: bool = True, **shape_kw: Sequence[int]) -> Inference:
-        """Every internal's shape, with parameters, MACs and memory (needs MXNet).
+        """Every internal's shape, with parameters, MACs and memory (mxexplorer's engine:
+        no MXNet needed; MXNet is asked only about an op without a rule, where installed).
 
         Parameters
         ----------
@@ -200,7 +201,7 @@ class Graph:
         ----------
         path : write the picture there (the format from its extension: .svg, .png,
             .pdf); None keeps it in memory.
-        shapes : label every edge with its shape (needs MXNet); keyword arguments add
+        shapes : label every edge with its shape; keyword arguments add
             to it (``data=(1, 3, 224, 224)``).
         fmt : "svg", "png" or "pdf" when ``path`` is None ("svg").
         blocks_above : fold repeated structure into blocks above this many nodes

@@ -109,7 +109,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--params", action="store_true",
                    help="compare the checkpoints beside the files, tensor by tensor")
     p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...",
-                   help="infer shapes of both (needs MXNet) and compare them too")
+                   help="infer shapes of both and compare them too")
     p.add_argument("--top", type=int, default=50, help="lines per kind printed (50)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_diff)

@@ -40,7 +40,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("file")
     p.add_argument("-o", "--output", required=True, metavar="OUT.svg|png|pdf")
     p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...",
-                   help="infer shapes (needs MXNet) and label every edge with its shape")
+                   help="infer shapes and label every edge with its shape")
     p.add_argument("--show-params", action="store_true",
                    help="draw parameter and auxiliary variables too")
     p.add_argument("--no-legend", action="store_true", help="leave the legend out")

@@ -381,7 +381,10 @@ class MainWindow(QMainWindow):
         text = {"idle": "", "loading": "MXNet: loading...", "ready": "MXNet ready",
                 "unavailable": "MXNet: unavailable"}[state]
         self.mxnet_label.setText(text)
-        self.mxnet_label.setToolTip(tip(loader().message) if state == "unavailable" else "")
+        self.mxnet_label.setToolTip(tip(
+            f"{loader().message}\nShapes, memory, FLOPs and plans come from mxexplorer's "
+            "own engine; Benchmark and Profile need MXNet.") if state == "unavailable"
+            else "")
         if state != "idle":
             self._mxnet_timer.stop()
 

@@ -261,7 +261,7 @@ class AttributePanel(SessionPanel):
             self.fill()                      # the graph or the selection moved on
             return
         if reason:
-            self.show_error(f"MXNet refuses it: {reason}")
+            self.show_error(f"Refused: {reason}")
             self.fill()
             return
         self.show_error("")

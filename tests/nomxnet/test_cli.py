@@ -1,0 +1,97 @@
+"""The CLI on the engine: info, infer, plan, render and diff print figures without MXNet,
+in a fresh process as a user runs them; bench says plainly that it needs MXNet."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import EXAMPLES, REPO, WAIT_S
+from tests.nomxnet.conftest import HAS_MXNET, NO_MXNET
+
+R18 = EXAMPLES / "resnet18_v1-symbol.json"
+MLP = EXAMPLES / "mlp-symbol.json"
+
+#: runs the CLI, then says on stderr whether MXNet was imported
+RUN = ("import sys; from mxexplorer.cli import main; rc = main(sys.argv[1:]); "
+       "sys.stderr.write(f'\\nMXNET_IMPORTED={\"mxnet\" in sys.modules}\\n'); sys.exit(rc)")
+
+
+def cli(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True,
+                          cwd=str(cwd or REPO), timeout=WAIT_S)
+
+
+def mxnet_imported(proc: subprocess.CompletedProcess[str]) -> bool:
+    return "MXNET_IMPORTED=True" in proc.stderr
+
+
+def test_infer_prints_every_shape_and_the_totals_without_mxnet() -> None:
+    proc = cli("infer", str(R18), "--shape", "data=1,3,224,224", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["complete"] and data["error"] is None
+    assert data["outputs"][0]["shape"] == [1, 1000]
+    assert data["params"] == 11_699_112                  # ResNet-18's, as MXNet counts them
+    assert data["macs"] > 1.8e9
+    assert all(row["shape"] for row in data["internals"])
+    assert not mxnet_imported(proc)                      # the engine, in-process
+
+
+def test_infer_text_and_a_located_error_in_plain_words() -> None:
+    proc = cli("infer", str(MLP), "--shape", "data=2,100")
+    assert proc.returncode == 2
+    line = proc.stderr.strip().splitlines()[0]
+    assert line.startswith("mxexplorer: error: shape inference stopped at fc1 "
+                           "(FullyConnected)")
+    assert "(64, 784)" in line and "Traceback" not in proc.stderr
+    assert not mxnet_imported(proc)
+
+
+def test_plan_prints_figures_and_says_whose() -> None:
+    proc = cli("plan", str(R18), "--shape", "data=16,3,224,224", "--search", "fast",
+               "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["costed_by"] == ("mxnet" if HAS_MXNET else "model")
+    assert 0 < data["planned_mb"] < data["baseline_mb"]
+    text = cli("plan", str(R18), "--shape", "data=16,3,224,224", "--search", "fast")
+    assert text.returncode == 0, text.stderr
+    assert ("costed by   MXNet" if HAS_MXNET else "costed by   the memory model") in text.stdout
+
+
+def test_render_labels_edges_with_shapes(tmp_path) -> None:
+    out = tmp_path / "mlp.svg"
+    proc = cli("render", str(MLP), "--shape", "data=4,784", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    svg = out.read_text(encoding="utf-8")
+    assert "4×64" in svg or "(4, 64)" in svg or "4x64" in svg
+    assert not mxnet_imported(proc)
+
+
+def test_diff_compares_two_graphs(tmp_path) -> None:
+    other = tmp_path / "mlp2-symbol.json"
+    data = json.loads(MLP.read_text(encoding="utf-8"))
+    for node in data["nodes"]:
+        if node["name"] == "fc1":
+            node["attrs"]["num_hidden"] = "32"
+    other.write_text(json.dumps(data), encoding="utf-8")
+    shutil.copy(MLP, tmp_path / "mlp-symbol.json")
+    proc = cli("diff", str(tmp_path / "mlp-symbol.json"), str(other), "--shape",
+               "data=1,784", "--json")
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert "fc1" in json.dumps(found)
+    assert not mxnet_imported(proc)
+
+
+@pytest.mark.skipif(not NO_MXNET, reason="needs a Python without MXNet (the second lane)")
+def test_bench_says_it_needs_mxnet_and_where_to_get_it() -> None:
+    proc = cli("bench", str(MLP), "--shape", "data=1,784")
+    assert proc.returncode == 2
+    line = proc.stderr.strip().splitlines()[0]
+    assert line.startswith("mxexplorer: error: bench needs MXNet (it times MXNet training")
+    assert "Python 3.11" in line and "Traceback" not in proc.stderr

@@ -1,0 +1,78 @@
+"""The window on the engine: shapes, memory and MACs in the tree and a plan in the
+planner, whether MXNet is there or not; the screenshot a user takes."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtGui import QImage
+
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.gui.settings import Settings
+from mxexplorer.gui.window.main_window import MainWindow
+from tests.conftest import EXAMPLES, REPO, WAIT_MS, WAIT_S
+from tests.gui.conftest import _drop_edits, wait_for_workers
+from tests.nomxnet.conftest import HAS_MXNET
+
+R18 = EXAMPLES / "resnet18_v1-symbol.json"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def gui_process(qapp):
+    from mxexplorer.gui.app import configure_threads
+
+    configure_threads(qapp)
+    yield
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    made = MainWindow(Settings(str(tmp_path / "settings.ini")))
+    qtbot.addWidget(made, before_close_func=_drop_edits)
+    made.set_document(GraphDocument.open(str(R18)))
+    made.show()
+    yield made
+    made.session.stop()
+    wait_for_workers()
+
+
+def test_the_tree_shows_shapes_and_memory_without_waiting_for_mxnet(window, qtbot) -> None:
+    window.session.inputs.set({"data": (2, 3, 224, 224)})
+    qtbot.waitUntil(lambda: window.shape_result is not None, timeout=WAIT_MS)
+    result = window.shape_result
+    assert result.error is None and result.complete and result.inferred_by == "engine"
+    doc = window.document
+    fc = doc.find("resnetv10_dense0_fwd")[0]
+    row = window.tree.node_rows(fc)[0]
+    assert row.siblingAtColumn(2).data() == "(2, 1000)"
+    texts = [row.siblingAtColumn(c).data() for c in range(window.tree.model.columnCount())]
+    assert any(t and "KiB" in str(t) for t in texts), texts          # memory shown
+    assert "11.70 M" in window.totals.text() or "11.7" in window.totals.text()
+
+
+def test_the_planner_plans_and_says_whose_figures(window, qtbot) -> None:
+    window.session.inputs.set({"data": (8, 3, 224, 224)})
+    qtbot.waitUntil(lambda: window.shape_result is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.memory is not None, timeout=WAIT_MS)
+    panel = window.memory
+    qtbot.waitUntil(lambda: panel.bench_view is not None, timeout=WAIT_MS)
+    panel.stages.setCurrentIndex(panel.stages.findData("auto"))
+    panel.search.setCurrentIndex(panel.search.findData("fast"))
+    with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
+        panel.start_button.click()
+    result = window.session.plans.result
+    assert result is not None and result.best is not None
+    assert result.costed_by == ("mxnet" if HAS_MXNET else "model")
+    label = panel.plan_plot.plot.getAxis("left").labelText
+    assert ("MXNet" if HAS_MXNET else "memory model") in label
+
+
+def test_a_screenshot_shows_the_shapes(tmp_path) -> None:
+    out = tmp_path / "shot.png"
+    proc = subprocess.run([sys.executable, "-m", "mxexplorer", str(R18), "--shape",
+                           "data=1,3,224,224", "--screenshot", str(out)],
+                          capture_output=True, text=True, cwd=str(REPO), timeout=WAIT_S)
+    assert proc.returncode == 0, proc.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1400, 860)
