@@ -207,8 +207,11 @@ def _num_outputs(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
 
 
 def _topk(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
-    if str(attrs.get("ret_typ", "")).strip().strip("'\"") == "both":
+    ret = str(attrs.get("ret_typ", "")).strip().strip("'\"")
+    if ret == "both":
         return 2, ["output0", "output1"]
+    if ret == "value":          # the indices stay, hidden: MXNet numbers the names
+        return 2, ["output0"]
     return 1, ["output"]
 
 

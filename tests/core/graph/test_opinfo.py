@@ -31,6 +31,7 @@ CASES = {
                                            num_layers=1, mode="lstm", state_outputs=True,
                                            name="rnn"),
     "topk_both": lambda d: mx.sym.topk(d, ret_typ="both", name="tk"),
+    "topk_value": lambda d: mx.sym.topk(d, ret_typ="value", name="tk"),
     "topk": lambda d: mx.sym.topk(d, name="tk"),
     "split3": lambda d: mx.sym.split(d, num_outputs=3, name="sp"),
     "split1": lambda d: mx.sym.split(d, num_outputs=1, name="sp"),
