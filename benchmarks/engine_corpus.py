@@ -43,6 +43,7 @@ class Row:
     mxnet: str = "yes"                 # "yes", or why MXNet could not judge
     engine_error: str = ""
     mxnet_error: str = ""
+    dtype_stops: str = ""            # "both", "engine", "mxnet" or ""
     engine_s: float = 0.0
     mxnet_s: float = 0.0
     first_difference: str = ""
@@ -52,6 +53,7 @@ class Row:
         return (self.mxnet == "yes" and self.shapes_equal == self.internals
                 and self.dtypes_equal == self.internals and self.args_equal == self.args
                 and self.aux_equal == self.aux
+                and self.dtype_stops in ("", "both")
                 and bool(self.engine_error) == bool(self.mxnet_error))
 
 
@@ -98,14 +100,18 @@ def compare(path: str, spec: list[tuple[str, list[int]]], judge: bool = True) ->
     theirs = S.infer_with_mxnet(doc, doc.to_json(indent=None), given)
     row.mxnet_s = time.perf_counter() - started
     row.mxnet_error = theirs.error.one_line() if theirs.error else ""
+    row.dtype_stops = {(True, True): "both", (True, False): "engine",
+                       (False, True): "mxnet"}.get((ours.dtype_error is not None,
+                                                   theirs.dtype_error is not None), "")
     names = doc.internal_names()
     for k, (a, b) in enumerate(zip(ours.internal_shapes, theirs.internal_shapes)):
         if a == b:
             row.shapes_equal += 1
         elif not row.first_difference:
             row.first_difference = f"{names[k]}: engine {a}, MXNet {b}"
+    both_stop = ours.dtype_error is not None and theirs.dtype_error is not None
     for k, (a, b) in enumerate(zip(ours.internal_dtypes, theirs.internal_dtypes)):
-        if a == b:
+        if a == b or both_stop:       # MXNet then says nothing of any dtype: both refuse
             row.dtypes_equal += 1
         elif not row.first_difference:
             row.first_difference = f"{names[k]} dtype: engine {a}, MXNet {b}"
@@ -136,7 +142,9 @@ def digest(result: object) -> dict[str, object]:
     r = result
     return {"internals": len(r.internal_shapes),  # type: ignore[attr-defined]
             "shapes": h([list(s) if s else None for s in r.internal_shapes]),  # type: ignore
-            "dtypes": h(list(r.internal_dtypes)),  # type: ignore[attr-defined]
+            # where dtype inference stops, MXNet says nothing of any dtype
+            "dtypes": "stopped" if r.dtype_error is not None  # type: ignore[attr-defined]
+            else h(list(r.internal_dtypes)),  # type: ignore[attr-defined]
             "args": h({k: list(v) if v else None
                        for k, v in r.arg_shapes.items()}),  # type: ignore[attr-defined]
             "aux": h({k: list(v) if v else None

@@ -90,6 +90,9 @@ def cmd_infer(args: argparse.Namespace) -> int:
                   "(all operator outputs, one forward pass)\n")
         if data["uncounted_ops"]:
             out.write(f"uncounted   {', '.join(data['uncounted_ops'])} (0 MACs assumed)\n")
+        if data["dtype_error"]:
+            out.write(f"dtypes      not all known: inference of dtypes stopped at "
+                      f"{data['dtype_error']} (give the inputs' dtypes)\n")
         if data["missing_inputs"] and not found.error:
             out.write(f"unknown     no shape for {common.listed(data['missing_inputs'])}\n")
     if found.error is not None:

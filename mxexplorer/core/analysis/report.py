@@ -94,6 +94,7 @@ def inference(doc: GraphDocument, result: ShapeResult, st: stats.GraphStats
         "by_op": by_op(doc, st),
         "error": None if err is None else {
             "node": err.node, "op": err.op, "message": err.message, "detail": err.detail},
+        "dtype_error": None if result.dtype_error is None else result.dtype_error.one_line(),
     }
 
 

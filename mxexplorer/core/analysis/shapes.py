@@ -65,6 +65,8 @@ class ShapeResult:
     inferred_by: str = "engine"
     #: ops no rule and no MXNet could answer for (their outputs are unknown)
     unruled_ops: tuple[str, ...] = ()
+    #: where dtype inference stopped (shapes are not affected), if it did
+    dtype_error: ShapeError | None = None
 
     @property
     def complete(self) -> bool:
@@ -279,8 +281,9 @@ def infer_document(doc: GraphDocument, shapes: Mapping[str, Shape],
             by_entry[e] = legacy
     error = _failure(doc, got)
     unruled = tuple(sorted({_op_label(doc, i) for i in got.unruled}))
-    if error is None and got_t.failure is not None:
-        error = _failure(doc, got_t)
+    # a dtype that cannot be inferred (an Embedding fed by an input given no dtype) is a
+    # note, not a stop: the shapes stand
+    dtype_error = _failure(doc, got_t) if got_t.failure is not None else None
     arg_shapes = {doc.nodes[i].name: engine.shape_to_legacy(got.values.get((i, 0)))
                   for i in doc.arguments()}
     aux_shapes = {doc.nodes[i].name: engine.shape_to_legacy(got.values.get((i, 0)))
@@ -300,6 +303,7 @@ def infer_document(doc: GraphDocument, shapes: Mapping[str, Shape],
         by_entry=by_entry,
         inferred_by="engine+mxnet" if (got.asked or got_t.asked) else "engine",
         unruled_ops=unruled,
+        dtype_error=dtype_error,
     )
 
 
@@ -423,7 +427,7 @@ def infer_with_mxnet(doc: GraphDocument, graph_json: str, shapes: Mapping[str, S
         return _after_error(mx, str(exc), doc, entries, given, revision)
     by_entry = {e: s for e, s in zip(entries, (_shape_or_none(s) for s in out_s))
                 if s is not None}
-    dt = _infer_dtypes(mx, internals, arg_names, dtypes or {}, len(entries))
+    dt, dtype_error = _infer_dtypes(mx, internals, arg_names, dtypes or {}, len(entries), doc)
     missing = tuple(n for n, s in zip(internals.list_arguments(), arg_s)
                     if not known(_shape_or_none(s)))
     return ShapeResult(
@@ -437,11 +441,13 @@ def infer_with_mxnet(doc: GraphDocument, graph_json: str, shapes: Mapping[str, S
         revision=revision,
         by_entry=by_entry,
         inferred_by="mxnet",
+        dtype_error=dtype_error,
     )
 
 
 def _infer_dtypes(mx: Any, internals: Any, arg_names: list[str], dtypes: Mapping[str, str],
-                  count: int) -> tuple[str | None, ...]:
+                  count: int, doc: GraphDocument | None = None
+                  ) -> tuple[tuple[str | None, ...], ShapeError | None]:
     import numpy as np
 
     wanted = {n: np.dtype(d) for n, d in dtypes.items() if n in arg_names}
@@ -451,9 +457,9 @@ def _infer_dtypes(mx: Any, internals: Any, arg_names: list[str], dtypes: Mapping
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _, out_t, _ = internals.infer_type_partial(**wanted)
-    except mx.base.MXNetError:
-        return (None,) * count
-    return tuple(np.dtype(t).name if t is not None else None for t in out_t)
+    except mx.base.MXNetError as exc:
+        return (None,) * count, explain(str(exc), doc)
+    return tuple(np.dtype(t).name if t is not None else None for t in out_t), None
 
 
 def _empty(entries: list[tuple[int, int]], given: dict[str, Shape], err: ShapeError,
