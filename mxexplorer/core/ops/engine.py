@@ -87,12 +87,36 @@ class Graph:
             row += n
         self.n_entries = row
         self.input_slots = input_slots
+        #: per position: the slots' names and the parsed parameters (or the parser's
+        #: refusal), made once and shared by the shape and the dtype pass
+        self._slots: dict[int, list[str]] = {}
+        self._params: dict[int, dict[str, Any] | op_params.ParamError] = {}
         self.inputs: list[list[int]] = []
         for nid in self.order:
             ids = []
             for src, idx, _ in nodes[nid].inputs:
                 ids.append(self.rows[self.position[src]] + idx)
             self.inputs.append(ids)
+
+    def slots_of(self, nid: int) -> list[str]:
+        found = self._slots.get(nid)
+        if found is None:
+            found = self._slots[nid] = self.input_slots(nid)
+        return found
+
+    def params_of(self, k: int) -> dict[str, Any]:
+        """The parsed parameters of the node at position ``k`` (ParamError re-raised)."""
+        found = self._params.get(k)
+        if found is None:
+            node = self.nodes[self.order[k]]
+            try:
+                found = op_params.parse(node.op, node.attrs)
+            except op_params.ParamError as exc:
+                found = exc
+            self._params[k] = found
+        if isinstance(found, op_params.ParamError):
+            raise found
+        return found
 
     def entry(self, nid: int, index: int) -> int:
         return self.rows[self.position[nid]] + index
@@ -136,7 +160,6 @@ class _Pass:
         self.unruled: list[int] = []
         self.asked: list[int] = []
         self._rules: list[Rule | None | bool] = [False] * len(graph.order)
-        self._params: list[dict[str, Any] | None] = [None] * len(graph.order)
 
     def rule(self, k: int) -> Rule | None:
         found = self._rules[k]
@@ -200,11 +223,8 @@ class _Pass:
                 if nid not in self.asked:
                     self.asked.append(nid)
             else:
-                p = self._params[k]
-                if p is None:
-                    p = op_params.parse(node.op, node.attrs)
-                    self._params[k] = p
-                call = Call(node.op, p, node.attrs, ins, outs, g.input_slots(nid), self.kind,
+                p = g.params_of(k)
+                call = Call(node.op, p, node.attrs, ins, outs, g.slots_of(nid), self.kind,
                             node.extra, lambda: [g.nodes[s].name for s, _, _ in node.inputs],
                             self.oracle)
                 if self.kind == "shape":
@@ -321,7 +341,7 @@ def infer_shapes(graph: Graph, given: Mapping[int, MaybeShape],
                  oracle: Oracle | None = None) -> Inferred:
     """Shapes of every entry.  ``given``: variable node -> shape (engine convention)."""
     return _Pass(graph, "shape", given, oracle, "__shape__", _shape_hint,
-                 lambda s: s is None or any(d < 0 for d in s), _shape_unknown).run()
+                 lambda s: s is None or (len(s) > 0 and min(s) < 0), _shape_unknown).run()
 
 
 def infer_dtypes(graph: Graph, given: Mapping[int, str],
