@@ -88,6 +88,10 @@ def parameters(op: str, args: list[tuple[str, str]], listed: bool = False
                 found = re.search(r"should be (?:greater|less) equal to (\S+)", said or "")
                 if found is not None:
                     bounds[key] = float(found.group(1).rstrip(","))
+                ranged = re.search(r"exceed bound \[([^,\]]+),([^\]]+)\]", said or "")
+                if ranged is not None:           # set_range: both bounds at once
+                    bounds["min"], bounds["max"] = (float(ranged.group(1)),
+                                                    float(ranged.group(2)))
             if bounds:
                 entry.append(bounds)
         out.append(entry)

@@ -352,6 +352,16 @@ def _declared_slots(op: str, attrs: Mapping[str, str], subgraphs: Any = None,
         names = ["data", "parameters", "state"]
     if canon in ("im2col", "col2im"):        # the table's probe gives no names
         names = ["data"]
+    # inputs that come with a flag (the table holds the default attributes' names)
+    if canon in ("RNN", "SequenceMask", "SequenceLast", "SequenceReverse") and \
+            flag(attrs, "use_sequence_length"):
+        names.append("sequence_length")
+    if canon in ("softmax", "log_softmax", "softmin") and flag(attrs, "use_length"):
+        names.append("length")
+    if canon == "CTCLoss":
+        names += [n for n, key in (("data_lengths", "use_data_lengths"),
+                                   ("label_lengths", "use_label_lengths"))
+                  if flag(attrs, key)]
     if names and names[0] == "arg0":
         names = []
     return names
