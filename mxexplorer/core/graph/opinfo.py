@@ -226,9 +226,14 @@ def _proposal(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
 
 
 def _pooling(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
-    # The MKL-DNN build keeps a workspace output for max pooling.
+    # The MKL-DNN build keeps a workspace output for max pooling where MKL-DNN pools: a
+    # kernel of 1 to 3 dimensions and a channels-first layout (a global pool given no
+    # kernel, or NHWC, has none)
     pool_type = str(attrs.get("pool_type", "max")).strip().strip("'\"")
-    return (2 if pool_type == "max" else 1), ["output"]
+    kernel = tuple_attr(attrs, "kernel") or ()
+    layout = str(attrs.get("layout", "None")).strip().strip("'\"")
+    mkldnn = 1 <= len(kernel) <= 3 and layout in ("None", "", "NCW", "NCHW", "NCDHW")
+    return (2 if pool_type == "max" and mkldnn else 1), ["output"]
 
 
 def _num_args(attrs: Mapping[str, str]) -> tuple[int, list[str]]:

@@ -80,7 +80,8 @@ def _hidden_output(op: str, attrs: Mapping[str, Any]) -> bool:
     one-operator graphs against MXNet's report)."""
     if op in ("Dropout", "LRN"):
         return True
-    return op == "Pooling" and str(attrs.get("pool_type", "max")) == "max" \
+    # a max pooling with the workspace output (opinfo: where MKL-DNN pools), not global
+    return op == "Pooling" and opinfo.outputs(op, attrs)[0] == 2 \
         and str(attrs.get("global_pool", "False")).lower() not in ("true", "1")
 
 @dataclass(frozen=True)
