@@ -396,7 +396,7 @@ def adaptive_avg_pool_shape(c: Call) -> None:
         return
     if len(data) < 4:
         c.fail(f"data {fmt(data)} is not 4-D (batch, channel, height, width)")
-    size = c.p["output_size"] or ()
+    size: tuple[int, ...] = c.p["output_size"] or ()
     h, w = (size[0], size[0]) if len(size) == 1 else \
         (size[0], size[1]) if len(size) == 2 else (1, 1)
     _put(c, 0, data[:2] + (h, w) + data[4:])
