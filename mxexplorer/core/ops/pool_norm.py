@@ -115,7 +115,7 @@ def legacy_norm_shape(c: Call) -> None:
         c.fail(f"has {len(c.ins)} inputs, but this layer takes data, gamma and beta (and "
                "its moving mean and variance)")
     data = c.ins[0]
-    if data is None:
+    if data is None or (c.op == "_contrib_SyncBatchNorm" and min(data) < 0):
         return
     if len(data) < 2:
         c.fail(f"data {fmt(data)} has no channel axis (axis 1)")
@@ -272,6 +272,9 @@ def pooling_shape(c: Call) -> None:
         if len(data) != 3:
             c.fail(f"pooling_convention 'same' works on 3-D data (batch, channel, width), "
                    f"not {fmt(data)}", attr="pooling_convention")
+        if len(pad) < 3:      # MXNet 1.9.1 reads pad[0..2] here, whatever the kernel
+            c.fail("pooling_convention 'same' fails in MXNet 1.9.1 unless pad has three "
+                   "values, all 0 (as in pad=(0, 0, 0))", attr="pad")
         if any(x != 0 for x in pad[:3]):
             c.fail("pooling_convention 'same' takes no pad", attr="pad")
     if not 3 <= len(data) <= 5:
@@ -392,7 +395,7 @@ def upsampling_type(c: Call) -> None:
 def adaptive_avg_pool_shape(c: Call) -> None:
     _need_inputs(c, 1, "data")
     data = c.ins[0]
-    if data is None:
+    if data is None or min(data) < 0:      # MXNet waits for the whole shape
         return
     if len(data) < 4:
         c.fail(f"data {fmt(data)} is not 4-D (batch, channel, height, width)")
@@ -415,7 +418,7 @@ def bilinear_resize_shape(c: Call) -> None:
     if len(c.ins) != expected:
         c.fail(f"has {len(c.ins)} inputs, but mode {mode!r} takes {expected}", attr="mode")
     data = c.ins[0]
-    if data is None:
+    if data is None or min(data) < 0:      # MXNet waits for the whole shape
         return
     if len(data) < 4:
         c.fail(f"data {fmt(data)} is not 4-D (batch, channel, height, width)")
