@@ -4,7 +4,7 @@ For each symbol file in the folders given (default: ``benchmarks/corpus``, the b
 examples and ``../shared/corpus`` when it is beside the clone) with input shapes in a
 ``shapes.json`` table (``benchmarks/corpus/shapes.json``): the engine alone (no MXNet
 asked, :func:`mxexplorer.core.analysis.shapes.infer_document` with ``use_mxnet=False``)
-and MXNet 1.9.1 (:func:`~mxexplorer.core.analysis.shapes.infer_with_mxnet`) infer the
+and MXNet 1.9.1 (:func:`~mxexplorer.core.analysis.mxnet_shapes.infer_with_mxnet`) infer the
 same document, and the row counts how many internal outputs have equal shapes and equal
 dtypes, how many arguments and auxiliary states equal shapes, and which ops have no
 rule.  Files MXNet cannot load are inferred by the engine alone and marked so.
@@ -76,6 +76,7 @@ def input_shapes(doc: object, spec: list[tuple[str, list[int]]]) -> dict[str, tu
 
 def compare(path: str, spec: list[tuple[str, list[int]]], judge: bool = True) -> Row:
     """Infer ``path`` with the engine and (``judge``) with MXNet; the row of counts."""
+    from mxexplorer.core.analysis import mxnet_shapes as M
     from mxexplorer.core.analysis import shapes as S
     from mxexplorer.core.graph.document import GraphDocument
 
@@ -97,7 +98,7 @@ def compare(path: str, spec: list[tuple[str, list[int]]], judge: bool = True) ->
         row.mxnet = "cannot load: " + ", ".join(doc.unknown_ops())
         return row
     started = time.perf_counter()
-    theirs = S.infer_with_mxnet(doc, doc.to_json(indent=None), given)
+    theirs = M.infer_with_mxnet(doc, doc.to_json(indent=None), given)
     row.mxnet_s = time.perf_counter() - started
     row.mxnet_error = theirs.error.one_line() if theirs.error else ""
     row.dtype_stops = {(True, True): "both", (True, False): "engine",

@@ -91,6 +91,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-child", action="store_true")
     args = parser.parse_args()
+    from mxexplorer.core.analysis import mxnet_shapes as M
     from mxexplorer.core.analysis import shapes as S
     from mxexplorer.core.graph.document import GraphDocument
 
@@ -105,7 +106,7 @@ def main() -> int:
                 ours = S.infer_document(doc, shapes, use_mxnet=False)
                 engine.append(time.perf_counter() - t)
                 t = time.perf_counter()
-                theirs = S.infer_with_mxnet(doc, doc.to_json(indent=None), shapes)
+                theirs = M.infer_with_mxnet(doc, doc.to_json(indent=None), shapes)
                 mxnet.append(time.perf_counter() - t)
             assert ours.internal_shapes == theirs.internal_shapes, label
             child = []

@@ -29,7 +29,7 @@ def main() -> None:
         size = 299 if name.startswith("inception") else 224
         doc = GraphDocument.open(network(name))
         shapes = {"data": (32, 3, size, size)}
-        result = infer_document(doc, doc.to_json(), shapes)
+        result = infer_document(doc, shapes)
         oracle = memplan.CostOracle(shapes)
         base = oracle.cost_of_tags(doc, {})
         start = time.perf_counter()

@@ -25,7 +25,7 @@ def random_search(doc, shapes, seconds: float, seed: int = 0):
     from mxexplorer.core.graph import opinfo
     from mxexplorer.core.planning import memplan
 
-    result = infer_document(doc, doc.to_json(), shapes)
+    result = infer_document(doc, shapes)
     oracle = memplan.CostOracle(shapes)
     ops = [i for i in doc.order() if not doc.nodes[i].is_variable
            and opinfo.canonical_op(doc.nodes[i].op) != "Dropout"]

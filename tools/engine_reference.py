@@ -23,6 +23,7 @@ OUT = os.path.join(ROOT, "tests", "data", "engine_reference.json")
 
 
 def entry(path: str) -> dict[str, object] | None:
+    from mxexplorer.core.analysis import mxnet_shapes as M
     from mxexplorer.core.analysis import shapes as S
     from mxexplorer.core.graph.document import GraphDocument
     from mxexplorer.core.runtime.errors import UserError
@@ -39,7 +40,7 @@ def entry(path: str) -> dict[str, object] | None:
         result = S.infer_document(doc, given, use_mxnet=False)
         judge = "engine"
     else:
-        result = S.infer_with_mxnet(doc, doc.to_json(indent=None), given)
+        result = M.infer_with_mxnet(doc, doc.to_json(indent=None), given)
         judge = "mxnet"
     return {"judge": judge, "inputs": {k: list(v) for k, v in given.items()},
             **engine_corpus.digest(result)}

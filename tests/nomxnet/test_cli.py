@@ -35,7 +35,7 @@ def test_infer_prints_every_shape_and_the_totals_without_mxnet() -> None:
     data = json.loads(proc.stdout)
     assert data["complete"] and data["error"] is None
     assert data["outputs"][0]["shape"] == [1, 1000]
-    assert data["params"] == 11_699_112                  # ResNet-18's, as MXNet counts them
+    assert data["params"] == 11_689_512                  # ResNet-18's, as MXNet counts them
     assert data["macs"] > 1.8e9
     assert all(row["shape"] for row in data["internals"])
     assert not mxnet_imported(proc)                      # the engine, in-process
@@ -82,9 +82,10 @@ def test_diff_compares_two_graphs(tmp_path) -> None:
     shutil.copy(MLP, tmp_path / "mlp-symbol.json")
     proc = cli("diff", str(tmp_path / "mlp-symbol.json"), str(other), "--shape",
                "data=1,784", "--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr       # as diff(1): 1 when they differ
     found = json.loads(proc.stdout)
-    assert "fc1" in json.dumps(found)
+    fc1 = next(c for c in found["changed"] if c["a"] == "fc1")
+    assert "num_hidden" in json.dumps(fc1) and "32" in json.dumps(fc1["shapes"])
     assert not mxnet_imported(proc)
 
 

@@ -9,6 +9,7 @@ import pathlib
 import pytest
 
 from benchmarks import engine_corpus
+from mxexplorer.core.analysis import mxnet_shapes as M
 from mxexplorer.core.analysis import shapes as S
 from mxexplorer.core.graph.document import GraphDocument
 from tests.conftest import CORPUS, DATA, EXAMPLES, REPO
@@ -56,7 +57,7 @@ def test_the_stored_reference_is_mxnets_answer(path: pathlib.Path) -> None:
     doc = GraphDocument.open(str(path), use_mxnet=False)
     given = {k: tuple(v) for k, v in stored["inputs"].items()}
     if stored["judge"] == "mxnet":
-        live = S.infer_with_mxnet(doc, doc.to_json(indent=None), given)
+        live = M.infer_with_mxnet(doc, doc.to_json(indent=None), given)
     else:
         assert doc.unknown_ops()
         live = S.infer_document(doc, given, use_mxnet=False)

@@ -21,7 +21,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from mxexplorer.core.analysis.shapes import infer_document, infer_with_mxnet
+from mxexplorer.core.analysis.mxnet_shapes import infer_with_mxnet
+from mxexplorer.core.analysis.shapes import infer_document
 from mxexplorer.core.graph import opinfo, symbol_io
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.ops import engine

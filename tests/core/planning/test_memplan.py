@@ -7,6 +7,7 @@ import threading
 import mxnet as mx
 import pytest
 
+from mxexplorer.core.analysis.shapes import infer_document
 from mxexplorer.core.graph import edits, tags
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.planning import benchmark, memplan
@@ -49,10 +50,7 @@ def _tagged_r18(tmp_path, groups: bool) -> GraphDocument:
 def test_threshold_tagging_is_exactly_the_originals(tmp_path, groups, threshold) -> None:
     doc = _tagged_r18(tmp_path, groups)
     sym = mx.sym.load(doc.path)
-    result = doc.snapshot()
-    from mxexplorer.core.analysis.shapes import infer_document
-
-    shapes = infer_document(doc, result.json, R18_SHAPES)
+    shapes = infer_document(doc, R18_SHAPES)
     ours, _ = memplan.original_tags(doc, shapes.by_entry, memplan.file_stages(doc), threshold)
     expected = _reference_tags(sym, threshold, R18_SHAPES)
     assert {doc.nodes[i].name: v for i, v in ours.items()} == expected
@@ -263,13 +261,12 @@ def test_a_probe_mxnet_refuses_records_mxnets_telling_line() -> None:
     refuses inside a search's probe (a tag value it cannot read), and an operator's
     check, whose text starts with the traceback header."""
     from mxexplorer.core.analysis import stats
-    from mxexplorer.core.analysis.shapes import infer_document
     from mxexplorer.core.runtime.mxnet_env import failure
     from mxexplorer.core.runtime.progress import no_progress
 
     doc = GraphDocument.open(str(MLP))
     shapes = {"data": (4, 784)}
-    analysis = infer_document(doc, doc.to_json(), shapes)
+    analysis = infer_document(doc, shapes)
     stages = {i: "True" for i in memplan.cut_vertices(doc)}
     search = memplan.Search(doc, analysis.by_entry, stages, "auto",
                             memplan.mxnet_cost(doc, analysis.by_entry, shapes, "cpu",

@@ -54,7 +54,7 @@ def test_the_recompute_of_a_plan_is_what_mxnet_mirrors() -> None:
     assert plan is not None
     doc = GraphDocument.open(str(R18))
     names = {name for _, name in _mirrored(memplan.planned_json(snap, result), SHAPES)}
-    analysis = infer_document(doc, doc.to_json(), SHAPES)
+    analysis = infer_document(doc, SHAPES)
     per_node = stats.compute(doc, analysis).per_node
     macs = sum(per_node[i].macs for i, n in enumerate(doc.nodes)
                if n.name in names and i in per_node)
@@ -164,7 +164,7 @@ def test_the_memory_model_predicts_mxnets_figure_without_binding() -> None:
 
     doc = GraphDocument.open(str(R18))
     shapes = {"data": (32, 3, 224, 224)}
-    by_entry = infer_document(doc, doc.to_json(), shapes).by_entry
+    by_entry = infer_document(doc, shapes).by_entry
     model = liveness.Model(doc, by_entry)
     oracle = memplan.CostOracle(shapes)
     cut = memplan.cut_vertices(doc)
@@ -194,7 +194,7 @@ def test_the_memory_model_is_close_to_mxnet_on_zoo_networks(zoo, name) -> None:
     size = 299 if name.startswith("inception") else 224
     doc = GraphDocument.open(str(zoo(name, size)))
     shapes = {"data": (16, 3, size, size)}
-    by_entry = infer_document(doc, doc.to_json(), shapes).by_entry
+    by_entry = infer_document(doc, shapes).by_entry
     oracle = memplan.CostOracle(shapes)
     plan = memplan.plan(doc.snapshot(), shapes, stages="auto", mode="quick").best
     assert plan is not None and plan.tags
@@ -214,7 +214,7 @@ def test_the_memory_model_recomputes_a_deep_chain_without_recursion() -> None:
         x = mx.sym.Activation(x, act_type="tanh", name=f"t{k}")
     doc = GraphDocument.from_json(x.tojson())
     shapes = {"data": (4, 8)}
-    by_entry = infer_document(doc, doc.to_json(), shapes).by_entry
+    by_entry = infer_document(doc, shapes).by_entry
     model = liveness.Model(doc, by_entry)
     tags = memplan.tags_for_kept(doc, ())
     steps = model.simulate(tags).steps
@@ -260,7 +260,7 @@ def test_the_memory_model_matches_mxnet_operator_by_operator(op) -> None:
         y = mx.sym.Convolution(y, num_filter=64, kernel=(3, 3), pad=(1, 1))
     doc = GraphDocument.from_json(mx.sym.make_loss(mx.sym.mean(y)).tojson())
     shapes = {"data": (32, 64, 56, 56)}
-    model = liveness.Model(doc, infer_document(doc, doc.to_json(), shapes).by_entry)
+    model = liveness.Model(doc, infer_document(doc, shapes).by_entry)
     oracle = memplan.CostOracle(shapes)
     for tags in ({}, memplan.tags_for_kept(doc, ())):
         assert model.total_mb(tags) == pytest.approx(oracle.cost_of_tags(doc, tags), abs=1.0)
@@ -272,7 +272,7 @@ def test_the_solver_chooses_in_the_models_figures_and_mxnet_confirms(zoo) -> Non
     # runs: like stage nodes (same op, same size), none a copy of another one place on:
     # ResNet-50's block additions per stage (3, 4, 6, 3 blocks), its ReLUs left out
     r50 = GraphDocument.open(str(zoo("resnet50_v1")))
-    model = liveness.Model(r50, infer_document(r50, r50.to_json(), SHAPES).by_entry)
+    model = liveness.Model(r50, infer_document(r50, SHAPES).by_entry)
     runs = plansolve.runs(r50, model, memplan.cut_vertices(r50))
     adds = [r for r in runs if r50.nodes[r[0]].op == "elemwise_add"]
     assert sorted(len(r) for r in adds) == [3, 3, 4, 6]
@@ -282,7 +282,7 @@ def test_the_solver_chooses_in_the_models_figures_and_mxnet_confirms(zoo) -> Non
     followers = {i for r in runs for i in r if r50.nodes[i].name.endswith("activation1")}
     assert len(followers) <= 1       # the ReLU after each addition is not a run of its own
     doc = GraphDocument.open(str(R18))
-    by_entry = infer_document(doc, doc.to_json(), SHAPES).by_entry
+    by_entry = infer_document(doc, SHAPES).by_entry
     model = liveness.Model(doc, by_entry)
     stages = [i for i in model.order if i in set(memplan.cut_vertices(doc))]
     runs = plansolve.runs(doc, model, stages) or [stages[1::2]]

@@ -243,7 +243,7 @@ def test_memory_over_a_step_follows_the_analysis_and_the_selected_plan(alone, qt
     shapes = {"data": (8, 3, 112, 112)}
     session.inputs.set(shapes)                      # infers
     qtbot.waitUntil(lambda: chart.unplanned is not None, timeout=WAIT_MS)
-    expected = liveness.Model(doc, infer_document(doc, doc.to_json(), shapes).by_entry)
+    expected = liveness.Model(doc, infer_document(doc, shapes).by_entry)
     assert chart.unplanned.peak_bytes == expected.simulate({}).peak_bytes
     assert len(chart.curve.yData) == len(chart.unplanned.steps) and chart.planned is None
     assert "with no plan: peak" in chart.note.text()
