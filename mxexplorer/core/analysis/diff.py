@@ -148,14 +148,20 @@ def match(a: GraphDocument, b: GraphDocument) -> tuple[dict[int, int], int]:
     return pairs, len(pairs) - by_name
 
 
+def _whole(shape: Any) -> bool:
+    """A shape known in full (0 is an unknown dimension: a file's ``__shape__`` hint
+    such as a deferred parameter's ``(0,)``)."""
+    return shape is not None and 0 not in shape
+
+
 def compare(a: GraphDocument, b: GraphDocument,
             shapes_a: Mapping[tuple[int, int], Any] | None = None,
             shapes_b: Mapping[tuple[int, int], Any] | None = None,
             stopped: Mapping[str, str | None] | None = None) -> GraphDiff:
     """The differences between the graphs ``a`` and ``b`` (shapes: inferred
     ``by_entry`` of each, when known; ``stopped``: where each side's inference stopped,
-    in one line).  An output whose shape one side does not know is not a difference:
-    past the node where inference stops, every shape is unknown."""
+    in one line).  An output whose shape one side does not know in full is not a
+    difference: past the node where inference stops, every shape is unknown."""
     pairs, by_structure = match(a, b)
     matched_b = set(pairs.values())
     renamed, changed = [], []
@@ -169,7 +175,7 @@ def compare(a: GraphDocument, b: GraphDocument,
         if shapes_a is not None and shapes_b is not None:
             sa = [shapes_a.get((i, k)) for k in range(a.output_count(i))]
             sb = [shapes_b.get((j, k)) for k in range(b.output_count(j))]
-            if sa != sb and len(sa) == len(sb) and None not in sa and None not in sb:
+            if sa != sb and len(sa) == len(sb) and all(map(_whole, sa + sb)):
                 shape_pair = (sa, sb)
         if attrs or shape_pair:
             changed.append(NodeChange(i, j, attrs, shape_pair))

@@ -219,12 +219,11 @@ def infer_document(doc: GraphDocument, shapes: Mapping[str, Shape],
 def _dtype_name(dtype: Any) -> str:
     """A dtype as the user names it (``float32``, ``np.float16``, ``numpy.float16``,
     ``bfloat16``) -> the engine's name."""
-    import numpy as np
-
     text = str(getattr(dtype, "__name__", dtype)).strip().replace("numpy.", "")
     text = text.replace("np.", "")
     if text in DTYPE_NUMBERS:
         return text
+    import numpy as np  # only for the other spellings numpy knows
     try:
         name = np.dtype(text).name
     except TypeError:
