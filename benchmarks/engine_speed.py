@@ -32,8 +32,9 @@ import mxnet as mx
 t1 = time.perf_counter()
 sym = mx.sym.load(sys.argv[1]).get_internals()
 shapes = json.loads(sys.argv[2])
-sym.infer_shape_partial(**shapes)
-sym.infer_type_partial(**{k: "float32" for k in shapes})
+sym.infer_shape_partial(**{k: tuple(v) for k, v in shapes.items()})
+import numpy as np
+sym.infer_type_partial(**{k: np.float32 for k in shapes})
 t2 = time.perf_counter()
 print(json.dumps({"import": t1 - t0, "infer": t2 - t1}))
 """

@@ -242,13 +242,14 @@ class _Pass:
                                    f"({type(exc).__name__}: {exc}); please report it"))
             return
         done = True
+        shape = self.kind == "shape"
         for e, v in zip(in_ids, ins):
             values[e] = v
-            if self.is_none(v):
+            if v is None or (shape and -1 in v):
                 done = False
         for i, v in enumerate(outs):
             values[row + i] = v
-            if self.is_none(v):
+            if v is None or (shape and -1 in v):
                 done = False
         self.finished[k] = done
 
@@ -258,11 +259,20 @@ class _Pass:
             self.failure = Failure(self.g.order[k], error)
 
     def count_unknown(self) -> int:
-        n = 0
+        if self.kind == "dtype":
+            return self.values.count(None)
+        n = 0                                  # shapes: unknown ranks and dimensions
         for v in self.values:
-            if self.is_none(v):
-                n += self.n_unknown(v)
+            if v is None:
+                n += 1
+            elif -1 in v:
+                n += v.count(-1)
         return n
+
+    def only_variables_unfinished(self) -> bool:
+        nodes, order = self.g.nodes, self.g.order
+        return all(done or nodes[order[k]].is_variable
+                   for k, done in enumerate(self.finished))
 
     def run(self) -> Inferred:
         n = len(self.g.order)
@@ -282,7 +292,11 @@ class _Pass:
             num_unknown = self.count_unknown()
             again = num_unknown > 0 and last > num_unknown
             if not again and not last_iter:
-                again = not all(self.finished)
+                # MXNet sweeps once more while a node is unfinished; when everything is
+                # known and only variables (whose step does nothing more) are left,
+                # that sweep cannot change a value: skip it
+                again = not (num_unknown == 0 and self.only_variables_unfinished()) \
+                    and not all(self.finished)
                 last_iter = True
             sweep += 1
             if not again:
@@ -356,6 +370,9 @@ def graph_of(nodes: Sequence[Node], order: Sequence[int],
     """The engine's view of parsed nodes (output counts and slots from the op table)."""
     def count(nid: int) -> int:
         node = nodes[nid]
+        fixed = opinfo.static_output_count(node.op)
+        if fixed is not None:
+            return fixed
         hint = row_hint(nid) if row_hint is not None else None
         return opinfo.outputs(node.op, node.attrs, hint)[0]
 
