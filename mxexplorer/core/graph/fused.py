@@ -19,7 +19,7 @@ of three kinds of ops, and this module does (``FListOutputNames``, ``FNumVisible
 
 :mod:`~mxexplorer.core.graph.opinfo` asks it (so the document's internals, arguments
 and auxiliary states are MXNet's); the engine's rules for these ops
-(``core/ops/quantized.py``, ``core/ops/plugins.py``) build on the same reading of the
+(``core/ops/quantized/``, ``core/ops/plugins.py``) build on the same reading of the
 flags and of the fused graph.  What is asked for names never raises: a value MXNet's
 parser refuses reads as the default (the rules refuse it, naming the attribute).
 Must not import MXNet or Qt.

@@ -3,10 +3,10 @@ the family modules, and which ops of MXNet 1.9.1 have none.
 
 Each family module (:mod:`elementwise`, :mod:`broadcast`, :mod:`nn`, :mod:`pool_norm`,
 :mod:`layout`, :mod:`sequence`, :mod:`detection`, :mod:`quantized`, :mod:`numpy_ops`,
-:mod:`plugins`)
-holds one ``RULES`` dict; a name may appear in one family only.  Aliases (``_Plus``,
-``_MulScalar`` ...) resolve through the op table to the op they name.  Must not import
-MXNet or Qt.
+:mod:`plugins`) holds one ``RULES`` dict (a family that is a package merges its
+sub-modules' tables in its ``__init__``); a name may appear in one family only.  Aliases
+(``_Plus``, ``_MulScalar`` ...) resolve through the op table to the op they name.  Must
+not import MXNet or Qt.
 """
 from __future__ import annotations
 
