@@ -160,6 +160,8 @@ REQUIRED = {
     "Concat": {"num_args": "2"},
     "Reshape": {"shape": "(0, -1)"},
     "_contrib_ROIAlign": {"pooled_size": "(2, 2)", "spatial_scale": "1"},
+    "_contrib_RROIAlign": {"pooled_size": "(2, 2)", "spatial_scale": "1"},
+    "_contrib_PSROIPooling": {"spatial_scale": "1", "output_dim": "2", "pooled_size": "2"},
     "amp_multicast": {"num_outputs": "2"},
     "_split_v2": {"indices": "()", "sections": "2"},
     "_contrib_quantized_conv": {"kernel": "(3, 3)", "num_filter": "4"},

@@ -267,6 +267,8 @@ _RULES: dict[str, Callable[[Mapping[str, str]], tuple[int, list[str]]]] = {
     "BatchNorm_v1": _norm_mean_var("var"),
     "CuDNNBatchNorm": _norm_mean_var("var"),
     "_contrib_SyncBatchNorm": _norm_mean_var("var"),
+    # four outputs (a hidden workspace beside BatchNorm's three)
+    "_contrib_BatchNormWithReLU": lambda attrs: (4, _norm_mean_var("var")(attrs)[1]),
     "LayerNorm": _norm_mean_var("std"),
     "GroupNorm": _norm_mean_var("std"),
     "RNN": _rnn,

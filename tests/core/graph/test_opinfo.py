@@ -60,6 +60,14 @@ CASES = {
                                                   no_bias=False, name="dc"),
     # max pooling keeps a workspace output only where MKL-DNN pools: a kernel of 1-3
     # dimensions and a channels-first layout (a global pool given no kernel has none)
+    "bn_relu": lambda d: mx.sym.contrib.BatchNormWithReLU(d, name="b"),
+    "bn_relu_mean_var": lambda d: mx.sym.contrib.BatchNormWithReLU(d, output_mean_var=True,
+                                                                   name="b"),
+    "psroi_pooling": lambda d: mx.sym.contrib.PSROIPooling(d, _v("r"), spatial_scale=1,
+                                                           output_dim=2, pooled_size=2,
+                                                           name="p"),
+    "rroi_align": lambda d: mx.sym.contrib.RROIAlign(d, _v("r"), pooled_size=(2, 2),
+                                                     spatial_scale=1, name="p"),
     "global_max_pool": lambda d: mx.sym.Pooling(d, pool_type="max", global_pool=True,
                                                 name="p"),
     "nhwc_max_pool": lambda d: mx.sym.Pooling(d, pool_type="max", kernel=(2, 2),
