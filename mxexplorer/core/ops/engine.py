@@ -68,6 +68,33 @@ class Inferred:
     sweeps: int = 0
 
 
+#: parsed parameters by (op, attributes), shared by every graph: a real network repeats
+#: a few dozen attribute sets over thousands of nodes, and an edit re-reads them all
+_PARSED: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+_PARSED_MOST = 1 << 16
+
+
+def parsed(op: str, attrs: Mapping[str, str]) -> Any:
+    """``params.parse(op, attrs)``, or the ParamError it raises, remembered; each caller
+    gets its own copy of the dict (a rule may change its ``c.p``)."""
+    key = (op, tuple(attrs.items()))
+    try:
+        found = _PARSED.get(key)
+        hashable = True
+    except TypeError:                   # an attribute value that is not a string
+        found, hashable = None, False
+    if found is None:
+        try:
+            found = op_params.parse(op, attrs)
+        except op_params.ParamError as exc:
+            found = exc
+        if hashable:
+            if len(_PARSED) >= _PARSED_MOST:
+                _PARSED.clear()
+            _PARSED[key] = found
+    return found if isinstance(found, op_params.ParamError) else dict(found)
+
+
 class Graph:
     """The nodes in MXNet's order with their entry numbering (``IndexedGraph``)."""
 
@@ -109,11 +136,7 @@ class Graph:
         found = self._params.get(k)
         if found is None:
             node = self.nodes[self.order[k]]
-            try:
-                found = op_params.parse(node.op, node.attrs)
-            except op_params.ParamError as exc:
-                found = exc
-            self._params[k] = found
+            found = self._params[k] = parsed(node.op, node.attrs)
         if isinstance(found, op_params.ParamError):
             raise found
         return found

@@ -161,3 +161,28 @@ def test_defaults_are_mxnets() -> None:
     assert p["layout"] is None and p["workspace"] == 1024
     assert params.parse("Pooling", {})["pooling_convention"] == "valid"
     assert params.parse("softmax", {})["axis"] == -1
+
+
+def test_parsed_parameters_are_shared_but_each_node_gets_its_own_copy() -> None:
+    """The engine remembers what it parsed by (op, attributes); a rule that changes its
+    ``c.p`` (``_npi_norm`` puts its resolved axis there) must not change the next node's.
+    Two norms with the same attributes over a 3-D and a 4-D array: the second's axes are
+    its own last two, not the first's."""
+    from mxexplorer.core.analysis.shapes import infer_document
+    from mxexplorer.core.graph.document import GraphDocument
+    from mxexplorer.core.ops import engine
+
+    nodes = [{"op": "null", "name": "a", "inputs": []},
+             {"op": "null", "name": "b", "inputs": []},
+             {"op": "_npi_norm", "name": "na", "attrs": {"ord": "2"}, "inputs": [[0, 0, 0]]},
+             {"op": "_npi_norm", "name": "nb", "attrs": {"ord": "2"}, "inputs": [[1, 0, 0]]}]
+    doc = GraphDocument.from_json(json.dumps({
+        "nodes": nodes, "arg_nodes": [0, 1], "heads": [[2, 0, 0], [3, 0, 0]],
+        "attrs": {"mxnet_version": ["int", 10901]}}))
+    result = infer_document(doc, {"a": (2, 4, 5), "b": (3, 2, 4, 5)}, use_mxnet=False)
+    shapes = dict(zip((e.name for e in doc.internals()), result.internal_shapes))
+    assert shapes["na_output0"] == (2,) and shapes["nb_output0"] == (3, 2)
+    first = engine.parsed("Convolution", {"kernel": "(3, 3)", "num_filter": "8"})
+    again = engine.parsed("Convolution", {"kernel": "(3, 3)", "num_filter": "8"})
+    assert first == again and first is not again
+    assert isinstance(engine.parsed("Convolution", {"kernel": "(3, 3)"}), params.ParamError)
