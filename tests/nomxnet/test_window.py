@@ -68,6 +68,26 @@ def test_the_planner_plans_and_says_whose_figures(window, qtbot) -> None:
     assert ("MXNet" if HAS_MXNET else "memory model") in label
 
 
+def test_the_benchmark_says_it_needs_mxnet_and_where_to_get_it(window, qtbot) -> None:
+    """Without MXNet the plan works and the benchmark button says why it cannot, with
+    what to do on this Python (found on Python 3.13: the bare 'MXNet is not installed'
+    in the planner's status, as if the plan had failed); with MXNet it starts timing."""
+    window.session.inputs.set({"data": (2, 3, 224, 224)})
+    qtbot.waitUntil(lambda: window.shape_result is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.memory is not None, timeout=WAIT_MS)
+    panel = window.memory
+    panel.bench_button.click()
+    assert panel.status.text().startswith("Timing training and inference")
+    if HAS_MXNET:
+        with qtbot.waitSignal(panel.finished, timeout=WAIT_MS):
+            panel.cancel()
+        return
+    qtbot.waitUntil(lambda: not panel.status.text().startswith("Timing"), timeout=WAIT_MS)
+    text = panel.status.text()
+    assert text.startswith("The benchmark needs MXNet (it times MXNet training the graph)")
+    assert "Python 3.11" in text and "pip install" in text
+
+
 def test_a_screenshot_shows_the_shapes(tmp_path) -> None:
     out = tmp_path / "shot.png"
     proc = subprocess.run([sys.executable, "-m", "mxexplorer", str(R18), "--shape",

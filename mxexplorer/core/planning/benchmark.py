@@ -30,6 +30,7 @@ import os
 import statistics
 import time
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence
 
 from mxexplorer.core.analysis.binding import grad_reqs
@@ -45,7 +46,7 @@ from mxexplorer.core.planning.benchresults import (
 from mxexplorer.core.planning.plancost import parse_total_mb
 from mxexplorer.core.runtime import gpu, isolated
 from mxexplorer.core.runtime.devices import parse_device
-from mxexplorer.core.runtime.errors import UserError
+from mxexplorer.core.runtime.errors import MXNetMissingError, UserError
 from mxexplorer.core.runtime.mxnet_env import (
     argument_types,
     context,
@@ -120,6 +121,15 @@ def _batch(shapes: Mapping[str, Shape]) -> int:
     return int(next(iter(shapes.values()))[0]) if shapes else 1
 
 
+def _mxnet() -> ModuleType:
+    """MXNet, or an error that says the benchmark needs it and where to get it."""
+    try:
+        return import_mxnet()
+    except MXNetMissingError as exc:
+        raise MXNetMissingError(
+            f"The benchmark needs MXNet (it times MXNet training the graph): {exc}") from None
+
+
 def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: str = "graph",
         warmup: int = 2, repeats: int = 5, dtype: str = "float32",
         progress: Progress = no_progress, token: CancelToken | None = None,
@@ -132,7 +142,7 @@ def run(graph_json: str, shapes: Mapping[str, Shape], ctx: str = "cpu", label: s
     mirrored = on_gpu and gpu.mirrored(graph_json)
     settings = gpu.run_settings(ctx, mirrored)
     untouched = gpu.free_bytes(parse_device(ctx)[1]) if on_gpu else None
-    mx = import_mxnet()
+    mx = _mxnet()
     dev = context(ctx, mirrored)
     free_before = _gpu_free(mx, ctx)
     context_mb = (untouched - free_before) / 2**20 \
@@ -246,7 +256,7 @@ def time_graphs(graphs: Sequence[tuple[str, str]], shapes: Mapping[str, Shape],
     on_gpu = parse_device(ctx)[0] == "gpu"
     mirrored = on_gpu and any(gpu.mirrored(text) for _, text in graphs)
     settings = tuple(sorted(gpu.run_settings(ctx, mirrored).items()))
-    mx = import_mxnet()
+    mx = _mxnet()
     dev = context(ctx, mirrored)
     bound = [_bind(mx, dev, label, text, shapes, dtype) for label, text in graphs]
     labels = [b.label for b in bound]
