@@ -7,7 +7,9 @@ case) against MXNet 1.9.1 answering the same question, both as it did in-process
 imported (``infer_with_mxnet``) and as a fresh child process that imports MXNet first
 (what a caller without MXNet loaded pays).
 Graphs: ResNet-152 (the Gluon zoo's, exported here), the 1001-layer ResNet of
-``benchmarks/nets.py`` and a 261,001-node residual chain written as JSON here.
+``benchmarks/nets.py``, the largest real file of the corpora (ParaBank's unrolled
+sequence-to-sequence model, 18,451 nodes) and a 261,001-node residual chain written as
+JSON here.
 
 Run with MXNet installed: ``python benchmarks/engine_speed.py [--repeat 5] [--skip-child]``.
 """
@@ -82,6 +84,13 @@ def graphs(folder: str) -> list[tuple[str, str, dict[str, list[int]]]]:
     with open(path, "w") as fh:
         fh.write(nets.resnet_cifar(1001).tojson())
     out.append(("1001-layer ResNet", path, {"data": [64, 3, 32, 32]}))
+    # the largest real file of the corpora (18,451 nodes, 22,747 internals), when
+    # ../shared/corpus is beside the clone
+    path = os.path.join(ROOT, os.pardir, "shared", "corpus",
+                        "decompositional-semantics-initiative__ParaBank-rewriter__symbol.json")
+    if os.path.exists(path):
+        out.append(("ParaBank (corpus)", path,
+                    {"source": [1, 100, 1], "target": [1, 100], "target_label": [1, 100]}))
     path = os.path.join(folder, "chain-symbol.json")
     with open(path, "w") as fh:
         json.dump(chain(52_200), fh)

@@ -122,7 +122,10 @@ def zoo(tmp_path_factory: pytest.TempPathFactory):
                 import mxnet as mx
                 from mxnet.gluon.model_zoo import vision
 
-                net = vision.get_model(name, pretrained=False)
+                # a fresh name scope: the names a zoo export gets (resnetv10_...) do
+                # not depend on the Gluon blocks made earlier in this process
+                with mx.name.NameManager():
+                    net = vision.get_model(name, pretrained=False)
                 net.initialize()
                 net.hybridize()
                 net(mx.nd.zeros((1, 3, size, size)))

@@ -161,6 +161,25 @@ REQUIRED = {
     "Reshape": {"shape": "(0, -1)"},
     "_contrib_ROIAlign": {"pooled_size": "(2, 2)", "spatial_scale": "1"},
     "_contrib_RROIAlign": {"pooled_size": "(2, 2)", "spatial_scale": "1"},
+    "_random_randint": {"low": "0", "high": "5"},
+    # the optimizer updates: their states (mean, var, mom ...) are mutated inputs,
+    # auxiliary states to MXNet
+    **{op: {"lr": "0.1"} for op in (
+        "sgd_update", "sgd_mom_update", "mp_sgd_update", "mp_sgd_mom_update",
+        "nag_mom_update", "mp_nag_mom_update", "signsgd_update", "signum_update",
+        "rmsprop_update", "rmspropalex_update", "adam_update", "ftml_update",
+        "ftrl_update", "_sparse_adagrad_update")},
+    "ftml_update": {"lr": "0.1", "t": "1"},
+    "_adamw_update": {"lr": "0.1", "eta": "1"},
+    "_mp_adamw_update": {"lr": "0.1", "eta": "1"},
+    "lamb_update_phase1": {"t": "1", "wd": "0"},
+    "mp_lamb_update_phase1": {"t": "1", "wd": "0"},
+    "lamb_update_phase2": {"lr": "0.1"},
+    "mp_lamb_update_phase2": {"lr": "0.1"},
+    "_contrib_group_adagrad_update": {"lr": "0.1"},
+    "_sample_unique_zipfian": {"range_max": "10", "shape": "(2, 3)"},
+    "_npi_choice": {"a": "5", "size": "(2,)"},
+    "_npi_multinomial": {"n": "3", "pvals": "(0.5, 0.5)"},
     "_contrib_PSROIPooling": {"spatial_scale": "1", "output_dim": "2", "pooled_size": "2"},
     "amp_multicast": {"num_outputs": "2"},
     "_split_v2": {"indices": "()", "sections": "2"},
@@ -216,7 +235,21 @@ def outputs_with_defaults(op: str) -> dict[str, object] | None:
         check_call(_LIB.MXSymbolCreateAtomicSymbol(creator, len(params), keys, vals,
                                                    ctypes.byref(handle)))
         sym = mx.sym.Symbol(handle)
-        check_call(_LIB.NNSymbolCompose(handle, c_str("n"), 0, None, None))
+        try:
+            check_call(_LIB.NNSymbolCompose(handle, c_str("n"), 0, None, None))
+        except mx.MXNetError:
+            # ops without FListInputNames (the optimizer updates) take no automatic
+            # variables: give one per declared single input, named as declared
+            info = op_info(op)
+            if info is None:
+                raise
+            inputs = [name for name, kind in info[1] if kind.startswith("NDArray-or-Symbol")
+                      and not kind.startswith("NDArray-or-Symbol[]")]
+            handle = mx.base.SymbolHandle()
+            check_call(_LIB.MXSymbolCreateAtomicSymbol(creator, len(params), keys, vals,
+                                                       ctypes.byref(handle)))
+            sym = mx.sym.Symbol(handle)
+            sym._compose(*[mx.sym.var(f"n_{name}") for name in inputs], name="n")
         names = sym.list_outputs()
         graph = json.loads(sym.tojson())
         rows = graph["node_row_ptr"]

@@ -6,7 +6,8 @@ from typing import Any
 
 from mxexplorer.api.common import write_text
 from mxexplorer.core.graph import symbol_io
-from mxexplorer.core.graph.document import GraphDocument, GraphSnapshot
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.graph.snapshot import GraphSnapshot
 from mxexplorer.core.planning import memplan, plansearch, plantags
 from mxexplorer.core.planning.model import Plan, PlanResult, Probe
 from mxexplorer.core.runtime.mxnet_env import import_mxnet

@@ -39,10 +39,11 @@ _collector: object | None = None
 def configure_threads(app: object) -> None:
     """How the GUI process shares Python with its worker threads (tests call it too).
 
-    - The garbage collector runs only on the GUI thread, from a timer (pyqtgraph's
-      GarbageCollector): left automatic, it ran on whichever thread allocated, and a
-      worker then freed a closed window's Qt objects, deadlocking or crashing (seen
-      in gdb: a worker in QObject::~QObject while the GUI thread deleted a menu).
+    - The garbage collector runs only on the GUI thread, from a timer
+      (:class:`~mxexplorer.gui.collector.Collector`): left automatic, it ran on whichever
+      thread allocated, and a worker then freed a closed window's Qt objects,
+      deadlocking or crashing (seen in gdb: a worker in QObject::~QObject while the GUI
+      thread deleted a menu).  Its full passes are kept to a twentieth of the time.
     - A 1 ms switch interval instead of 5: Qt calls back into Python from the GUI
       thread thousands of times a second, each call waiting for the GIL up to the
       interval; opening a 1001-layer ResNet stalled the window 270 ms at 5 ms.
@@ -50,9 +51,9 @@ def configure_threads(app: object) -> None:
     global _collector
     sys.setswitchinterval(0.001)
     if _collector is None:
-        from pyqtgraph.util.garbage_collector import GarbageCollector
+        from mxexplorer.gui.collector import Collector
 
-        _collector = GarbageCollector(interval=0.5)
+        _collector = Collector(interval=0.5)
 
 
 #: the screen a screenshot pictures the first window on, unless told

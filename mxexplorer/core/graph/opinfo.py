@@ -251,7 +251,38 @@ def _sampler(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
     return 2, ["output0"]
 
 
+def _counted(key: str, times: int = 1, less: int = 0, per: int = 1,
+             mapping: bool = False) -> Callable[[Mapping[str, str]], tuple[int, list[str]]]:
+    """``times x (attrs[key] - less) // per`` outputs (doubled with ``return_mapping``):
+    the multi-tensor updates (one per weight) and DGL's samplers and subgraphs."""
+    def rule(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+        n = max(times * (int_attr(attrs, key, 1) - less) // per, 1)
+        n *= 2 if mapping and flag(attrs, "return_mapping") else 1
+        return n, _numbered(n)
+    return rule
+
+
+def _multinomial(attrs: Mapping[str, str]) -> tuple[int, list[str]]:
+    # the samples, and with get_prob their log-likelihoods (numbered names)
+    if flag(attrs, "get_prob"):
+        return 2, ["output0", "output1"]
+    return 1, ["output"]
+
+
 _RULES: dict[str, Callable[[Mapping[str, str]], tuple[int, list[str]]]] = {
+    "_sample_multinomial": _multinomial,
+    **{op: _counted("num_weights") for op in (
+        "_multi_adamw_update", "_multi_mp_adamw_update", "multi_sgd_update",
+        "multi_sgd_mom_update", "multi_mp_sgd_update", "multi_mp_sgd_mom_update",
+        "preloaded_multi_sgd_update", "preloaded_multi_sgd_mom_update",
+        "preloaded_multi_mp_sgd_update", "preloaded_multi_mp_sgd_mom_update")},
+    "_multi_lamb_update": _counted("num_tensors"),
+    "_multi_mp_lamb_update": _counted("num_tensors"),
+    "_contrib_dgl_csr_neighbor_uniform_sample": _counted("num_args", 3, 1),
+    "_contrib_dgl_csr_neighbor_non_uniform_sample": _counted("num_args", 4, 2),
+    "_contrib_dgl_subgraph": _counted("num_args", less=1, mapping=True),
+    "_contrib_dgl_graph_compact": _counted("num_args", per=2, mapping=True),
+    "_sample_unique_zipfian": lambda attrs: (2, ["output0", "output1"]),
     "_np_atleast_1d": _num_args,
     "_np_atleast_2d": _num_args,
     "_np_atleast_3d": _num_args,
@@ -408,90 +439,3 @@ def expected_inputs(op: str, attrs: Mapping[str, str], subgraphs: Any = None
     if found is None or not found.inputs or found.inputs[0] == "arg0":
         return None
     return _declared_slots(op, attrs, subgraphs)
-
-
-def op_family(op: str) -> str:
-    """A coarse family used for colours and grouping."""
-    canon = canonical_op(op)
-    low = canon.lower()
-    if canon == "null":
-        return "variable"
-    if "conv" in low:
-        return "convolution"
-    if "fullyconnected" in low or canon in ("dot", "batch_dot", "_linalg_gemm2"):
-        return "dense"
-    if "norm" in low:
-        return "normalization"
-    if "pool" in low:
-        return "pooling"
-    if canon in ("Activation", "LeakyReLU", "relu", "sigmoid", "tanh", "softrelu",
-                 "softsign", "_contrib_gelu", "hard_sigmoid", "clip"):
-        return "activation"
-    if "softmax" in low or canon.endswith("Output") or canon in ("MakeLoss", "CTCLoss"):
-        return "output"
-    if canon in ("Concat", "SliceChannel", "_split_v2", "stack", "slice", "slice_axis",
-                 "slice_like", "Crop"):
-        return "concat"
-    if canon in ("Reshape", "Flatten", "transpose", "expand_dims", "SwapAxis", "squeeze",
-                 "reshape_like", "Cast", "_copy", "BlockGrad", "tile", "repeat"):
-        return "shape"
-    if canon.startswith(("elemwise_", "broadcast_", "_plus", "_minus", "_mul", "_div",
-                         "_rminus", "_rdiv", "_power", "_maximum", "_minimum", "add_n")):
-        return "elementwise"
-    if canon in ("RNN", "Embedding"):
-        return "recurrent"
-    if canon == "Dropout":
-        return "dropout"
-    return "other"
-
-
-def describe_params(op: str, attrs: Mapping[str, str]) -> str:
-    """Short label text with an op's key parameters: ``7×7/2, 64`` for a
-    convolution (kernel/stride, filters), hidden units, pool type, activation..."""
-    canon = canonical_op(op)
-
-    def dims(key: str) -> str | None:
-        t = tuple_attr(attrs, key)
-        if not t:
-            return None
-        return "×".join("?" if d is None else str(d) for d in t)
-
-    def window() -> str:
-        k = dims("kernel") or ""
-        s = tuple_attr(attrs, "stride")
-        if s and any(d != 1 for d in s):
-            k += "/" + ("×".join(str(d) for d in s) if len(set(s)) > 1 else str(s[0]))
-        d = tuple_attr(attrs, "dilate")
-        if d and any(x != 1 for x in d):
-            k += f" d{max(x or 1 for x in d)}"
-        return k
-
-    parts: list[str] = []
-    if canon in ("Convolution", "Deconvolution", "Convolution_v1"):
-        parts.append(window())
-        if "num_filter" in attrs:
-            parts.append(str(int_attr(attrs, "num_filter")))
-        if int_attr(attrs, "num_group", 1) > 1:
-            parts.append(f"groups {int_attr(attrs, 'num_group')}")
-    elif canon == "FullyConnected":
-        parts.append(str(attrs.get("num_hidden", "?")))
-    elif canon == "Pooling":
-        kind = str(attrs.get("pool_type", "max"))
-        parts.append(f"global {kind}" if flag(attrs, "global_pool") else f"{kind} {window()}")
-    elif canon in ("Activation", "LeakyReLU"):
-        parts.append(str(attrs.get("act_type", "leaky" if canon == "LeakyReLU" else "")))
-    elif canon == "Dropout":
-        parts.append(f"p={attrs.get('p', '0.5')}")
-    elif canon in ("Concat", "concat", "SliceChannel", "_split_v2"):
-        if "dim" in attrs or "axis" in attrs:
-            parts.append(f"axis {attrs.get('dim', attrs.get('axis'))}")
-    elif canon == "Reshape":
-        if "shape" in attrs:
-            parts.append(str(attrs["shape"]))
-    elif canon == "RNN":
-        parts.append(f"{attrs.get('mode', '')} {attrs.get('state_size', '')}")
-        if int_attr(attrs, "num_layers", 1) > 1:
-            parts.append(f"{int_attr(attrs, 'num_layers')} layers")
-    elif canon == "Embedding":
-        parts.append(f"{attrs.get('input_dim', '?')}→{attrs.get('output_dim', '?')}")
-    return ", ".join(p.strip() for p in parts if p and p.strip())

@@ -3,7 +3,7 @@ the cut vertices every path from the data to the outputs passes through (the
 planner's automatic stages, the drawing's blocks)."""
 from __future__ import annotations
 
-from mxexplorer.core.graph import opinfo
+from mxexplorer.core.graph import opinfo, oplabels
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.graph.kinds import NodeKind
 from mxexplorer.core.graph.tags import MIRROR_STAGE
@@ -33,7 +33,7 @@ def cut_vertices(doc: GraphDocument) -> list[int]:
     kinds = doc.kinds()
     users = doc.consumers()
     sources = [i for i in doc.data_inputs()
-               if any(opinfo.op_family(doc.nodes[c].op) != "output" for c, _ in users[i])]
+               if any(oplabels.op_family(doc.nodes[c].op) != "output" for c, _ in users[i])]
     if not sources:
         sources = list(doc.data_inputs())
     reach = [False] * len(doc.nodes)

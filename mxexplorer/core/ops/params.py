@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -123,6 +124,19 @@ def parse_bool(text: str) -> bool:
     raise ValueError(text)
 
 
+def _stream_float(single: bool) -> Callable[[str], float]:
+    """An item of ``Tuple<float>`` (``single``) or ``Tuple<double>`` as ``istream >>``
+    reads it: a finite number within the type's range (digits only: no inf or nan)."""
+    most = 3.4028234663852886e38 if single else sys.float_info.max
+
+    def item(text: str) -> float:
+        value = float(text)
+        if not abs(value) <= most:
+            raise ValueError(text)
+        return value
+    return item
+
+
 def parse_tuple(text: str, item: Callable[[str], Any] = int,
                 integral: bool = True, none_items: bool = False) -> tuple[Any, ...] | None:
     """``mxnet::Tuple``'s ``operator>>``: ``(a, b)``, ``[a,b]``, ``(a,)``, ``()``, a lone
@@ -131,8 +145,7 @@ def parse_tuple(text: str, item: Callable[[str], Any] = int,
     n = len(text)
     i = 0
     number = re.compile(r"[+-]?\d+" if integral else
-                        r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)",
-                        re.IGNORECASE)
+                        r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
     def rest_blank(k: int) -> None:
         if text[k:].strip():
@@ -256,7 +269,8 @@ def _kind_parser(kind: str) -> tuple[Callable[[str], Any], tuple[str, ...]]:
     elif base in ("Shape(tuple)", "Shape", "tuple of <int>", "tuple of <long>"):
         parser = parse_tuple
     elif base in ("tuple of <float>", "tuple of <double>"):
-        parser = functools.partial(parse_tuple, item=float, integral=False)
+        parser = functools.partial(parse_tuple, item=_stream_float(base == "tuple of <float>"),
+                                   integral=False)
     else:                           # string, and the rare kinds no rule reads
         parser = str
     if not optional:

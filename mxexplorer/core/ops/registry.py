@@ -3,9 +3,10 @@ the family modules, and which ops of MXNet 1.9.1 have none.
 
 Each family module (:mod:`elementwise`, :mod:`broadcast`, :mod:`nn`, :mod:`pool_norm`,
 :mod:`layout`, :mod:`sequence`, :mod:`detection`, :mod:`quantized`, :mod:`numpy_ops`,
-:mod:`plugins`) holds one ``RULES`` dict (a family that is a package merges its
-sub-modules' tables in its ``__init__``); a name may appear in one family only.  Aliases
-(``_Plus``, ``_MulScalar`` ...) resolve through the op table to the op they name.  Must
+:mod:`sampling`, :mod:`image_linalg`, :mod:`training`, :mod:`plugins`) holds one
+``RULES`` dict (a family that is a package merges its sub-modules' tables in its
+``__init__``); a name may appear in one family only. Aliases (``_Plus``, ``_MulScalar``
+...) resolve through the op table to the op they name.  Must
 not import MXNet or Qt.
 """
 from __future__ import annotations
@@ -18,7 +19,8 @@ from mxexplorer.core.ops.base import Rule
 
 #: the family modules, in the order their tables are merged
 FAMILIES = ("elementwise", "broadcast", "nn", "pool_norm", "layout", "sequence",
-            "detection", "quantized", "numpy_ops", "plugins")
+            "detection", "quantized", "numpy_ops", "sampling", "image_linalg",
+            "training", "plugins")
 
 
 @functools.lru_cache(maxsize=1)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from mxexplorer.core.analysis.shapes import Shape
-from mxexplorer.core.graph.document import GraphSnapshot
+from mxexplorer.core.graph.snapshot import GraphSnapshot
 from mxexplorer.core.planning import benchmark, memplan
 from mxexplorer.core.planning.benchresults import Comparison, Estimate
 from mxexplorer.core.runtime import isolated

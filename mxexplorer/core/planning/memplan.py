@@ -34,7 +34,8 @@ from mxexplorer.core.analysis.shapes import (
     check_allocatable,
     infer_document,
 )
-from mxexplorer.core.graph.document import GraphDocument, GraphSnapshot
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.graph.snapshot import GraphSnapshot
 
 # the planner's parts live in their own modules; their names stay reachable here for
 # the callers that know them as memplan's

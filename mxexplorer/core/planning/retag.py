@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from mxexplorer.core.graph import symbol_io
-from mxexplorer.core.graph.document import GraphDocument, GraphSnapshot
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.graph.snapshot import GraphSnapshot
 from mxexplorer.core.graph.tags import FORCE_MIRRORING, MIRROR_STAGE
 from mxexplorer.core.planning.model import Plan, PlanResult
 from mxexplorer.core.planning.plantags import applied_tags, retag, tagged_dict

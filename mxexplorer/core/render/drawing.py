@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Iterable, Mapping, Sequence
 
-from mxexplorer.core.graph import opinfo
+from mxexplorer.core.graph import opinfo, oplabels
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.graph.kinds import NodeKind
 from mxexplorer.core.graph.tags import FORCE_MIRRORING, is_mirror_stage
@@ -123,8 +123,8 @@ def _visible_graph(doc: GraphDocument, show_params: bool) -> VisibleGraph:
             shown[i] = VisNode(i, node.name, "", family, False, False)
             continue
         if opinfo.is_registered(node.op):
-            family = opinfo.op_family(node.op)
-            detail = opinfo.describe_params(node.op, node.attrs)
+            family = oplabels.op_family(node.op)
+            detail = oplabels.describe_params(node.op, node.attrs)
         else:
             family, detail = "unknown", "not in MXNet 1.9.1"
         shown[i] = VisNode(i, node.op, detail, family, is_mirror_stage(node.attrs),

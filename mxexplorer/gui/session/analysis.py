@@ -17,7 +17,8 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from mxexplorer.core.analysis import shapes, stats
 from mxexplorer.core.analysis.shapes import Shape
-from mxexplorer.core.graph.document import GraphDocument, GraphSnapshot
+from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.graph.snapshot import GraphSnapshot
 from mxexplorer.gui.bridge import Selection, disconnect_quietly
 from mxexplorer.gui.mxnet_loader import loader
 from mxexplorer.gui.session.inputs import Inputs
@@ -82,6 +83,17 @@ class Analysis(QObject):
             loader().ensure()
         self._pending_key = self._key_now()
         self.job.start(self._job())
+
+    def adopt(self, given: dict[str, Shape], dtype: str,
+              analysis: stats.AnalysisResult) -> bool:
+        """Take an analysis made elsewhere (as the file was read) when it was made for
+        the document as it is and the inputs' shapes and dtype; False otherwise."""
+        if analysis.shapes.revision != self.document.revision or \
+                (tuple(sorted(given.items())), dtype) != self.inputs.key():
+            return False
+        self._pending_key = self._key_now()
+        self._take(analysis)
+        return True
 
     def infer_blocking(self) -> None:
         """The same inference on the calling thread (the --screenshot path)."""

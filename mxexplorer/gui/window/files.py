@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QPoint, Slot
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
 
-from mxexplorer.core.analysis import outline
+from mxexplorer.core.analysis import outline, shapes, stats
 from mxexplorer.core.analysis.shapes import Shape
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.graph.recovery import RecoveryStore
 from mxexplorer.core.render import blocks, drawing
 from mxexplorer.core.runtime.errors import UserError
+from mxexplorer.gui.mxnet_loader import loader
 from mxexplorer.gui.text import ask, message_box
 from mxexplorer.gui.window.windows import all_windows
 from mxexplorer.gui.workers import JobSlot
@@ -38,17 +40,50 @@ def dropped_files(mime: Any) -> list[str]:
             if url.toLocalFile().lower().endswith((".json", ".params"))]
 
 
-def _read(path: str, progress: Any, token: Any) -> GraphDocument:
-    """Read and index a file on a worker: what every view asks for first is ready."""
+def _read(path: str, progress: Any, token: Any, wanted: _Wanted | None = None) -> _Opened:
+    """Read and index a file on a worker: what every view asks for first is ready, and
+    with the shapes the window will infer with (``wanted``), their analysis too."""
     doc = GraphDocument.open(path)
     token.check()
+    analysis = None
+    if wanted is not None:
+        given, dtype = wanted.shapes_for(doc), wanted.dtype
+        if given:
+            analysis = (given, dtype, stats.analyze_document(
+                doc, given, {k: dtype for k in given}, use_mxnet=wanted.use_mxnet))
+        token.check()
     outline.warm(doc)
     graph = drawing.visible_graph(doc)
     if len(graph.nodes) > blocks.COLLAPSE_ABOVE:
         blocks.block_tree(doc, graph)     # the overview the pane will draw
     else:
         drawing.document_layout_source(doc)
-    return doc
+    return _Opened(doc, analysis)
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    """The input shapes a window will infer a file with as it opens: those it was
+    asked to open it with over those remembered for it (as :class:`Inputs` takes
+    them; guessed from the file's hints when neither)."""
+
+    given: dict[str, Shape]
+    remembered: dict[str, Shape]
+    dtype: str
+    use_mxnet: bool
+
+    def shapes_for(self, doc: GraphDocument) -> dict[str, Shape]:
+        names = {doc.nodes[i].name for i in doc.data_inputs()}
+        first = {k: v for k, v in self.remembered.items() if k in names} or \
+            shapes.guess_input_shapes(doc)
+        return {k: tuple(v) for k, v in {**first, **self.given}.items() if k in names}
+
+
+@dataclass(frozen=True)
+class _Opened:
+    doc: GraphDocument
+    #: (shapes, dtype, the analysis made for them) when shapes were known at opening
+    analysis: tuple[dict[str, Shape], str, stats.AnalysisResult] | None
 
 
 class FileController(QObject):
@@ -77,11 +112,14 @@ class FileController(QObject):
             return
         self._open_shapes = dict(shapes or {})
         self._opening_path = path
-        self.job.start(lambda progress, token: _read(path, progress, token))
+        wanted = _Wanted(self._open_shapes, self.settings.last_shapes(path), "float32",
+                         loader().ready)
+        self.job.start(lambda progress, token: _read(path, progress, token, wanted))
         self.window.statusBar().showMessage(f"Opening {os.path.basename(path)}\u2026")
 
     @Slot(object)
-    def _on_opened(self, doc: GraphDocument) -> None:
+    def _on_opened(self, opened: _Opened) -> None:
+        doc = opened.doc
         window = self.window
         self._opening_path = None
         window.statusBar().clearMessage()
@@ -93,7 +131,10 @@ class FileController(QObject):
             session.inputs.set({**session.inputs.shapes(), **self._open_shapes},
                                infer=False)
         if session.inputs.shapes() and session.inputs.auto_infer:
-            session.analysis.infer()        # the engine, in-process: no MXNet needed
+            # the engine, in-process: no MXNet needed; made as the file was read when
+            # the shapes were known then
+            if opened.analysis is None or not session.analysis.adopt(*opened.analysis):
+                session.analysis.infer()
 
     @Slot(str)
     def _on_open_failed(self, message: str) -> None:

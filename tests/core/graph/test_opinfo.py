@@ -14,6 +14,18 @@ def _v(name: str) -> mx.sym.Symbol:
     return mx.sym.var(name)
 
 
+def _loaded(op: str, data: mx.sym.Symbol, more: list[str], **attrs: str) -> mx.sym.Symbol:
+    """``op`` over ``data`` and variables named ``more``, as MXNet loads it from a file
+    (the optimizer updates cannot be composed from Python)."""
+    names = [data.name] + more
+    nodes = [{"op": "null", "name": n, "inputs": []} for n in names]
+    nodes.append({"op": op, "name": "u", "attrs": attrs,
+                  "inputs": [[i, 0, 0] for i in range(len(names))]})
+    return mx.sym.load_json(json.dumps({"nodes": nodes, "arg_nodes": list(range(len(names))),
+                                        "heads": [[len(names), 0, 0]],
+                                        "attrs": {"mxnet_version": ["int", 10901]}}))
+
+
 CASES = {
     "batchnorm": lambda d: mx.sym.BatchNorm(d, name="bn"),
     "batchnorm_mean_var": lambda d: mx.sym.BatchNorm(d, output_mean_var=True, name="bn"),
@@ -68,6 +80,30 @@ CASES = {
                                                            name="p"),
     "rroi_align": lambda d: mx.sym.contrib.RROIAlign(d, _v("r"), pooled_size=(2, 2),
                                                      spatial_scale=1, name="p"),
+    "multinomial": lambda d: mx.sym.sample_multinomial(d, name="m"),
+    "multinomial_prob": lambda d: mx.sym.sample_multinomial(d, get_prob=True, name="m"),
+    "unique_zipfian": lambda d: mx.sym.Group([d, mx.sym._internal._sample_unique_zipfian(
+        range_max=10, shape=(2, 3), name="z")]),
+    "multi_sgd": lambda d: mx.sym.multi_sgd_update(d, _v("g0"), _v("w1"), _v("g1"),
+                                                   num_weights=2, lrs=(1, 1), wds=(1, 1),
+                                                   name="s"),
+    "multi_sgd_one": lambda d: mx.sym.multi_sgd_update(d, _v("g0"), num_weights=1, lrs=(1,),
+                                                       wds=(1,), name="s"),
+    # the optimizers' states are mutated inputs: auxiliary states to MXNet
+    "adam": lambda d: _loaded("adam_update", d, ["g", "m", "v"], lr="0.1"),
+    "sgd_mom": lambda d: _loaded("sgd_mom_update", d, ["g", "m"], lr="0.1"),
+    "mp_lamb2": lambda d: _loaded("mp_lamb_update_phase2", d, ["g", "r1", "r2", "w32"],
+                                  lr="0.1"),
+    "dgl_subgraph": lambda d: mx.sym.contrib.dgl_subgraph(d, _v("a"), _v("b"), num_args=3,
+                                                          return_mapping=True, name="g"),
+    "dgl_compact": lambda d: mx.sym.contrib.dgl_graph_compact(
+        d, _v("a"), _v("g2"), _v("a2"), num_args=4, return_mapping=False,
+        graph_sizes=(1, 1), name="c"),
+    "dgl_uniform": lambda d: mx.sym.contrib.dgl_csr_neighbor_uniform_sample(
+        d, _v("a"), _v("b"), num_args=3, name="u"),
+    "dgl_non_uniform": lambda d: mx.sym.contrib.dgl_csr_neighbor_non_uniform_sample(
+        d, _v("p"), _v("a"), _v("b"), num_args=4, name="n"),
+    "randint": lambda d: mx.sym.Group([d, mx.sym.random.randint(0, 5, shape=(2,), name="r")]),
     "global_max_pool": lambda d: mx.sym.Pooling(d, pool_type="max", global_pool=True,
                                                 name="p"),
     "nhwc_max_pool": lambda d: mx.sym.Pooling(d, pool_type="max", kernel=(2, 2),

@@ -186,3 +186,25 @@ def test_parsed_parameters_are_shared_but_each_node_gets_its_own_copy() -> None:
     again = engine.parsed("Convolution", {"kernel": "(3, 3)", "num_filter": "8"})
     assert first == again and first is not again
     assert isinstance(engine.parsed("Convolution", {"kernel": "(3, 3)"}), params.ParamError)
+
+
+def test_float_tuples_refuse_what_a_cpp_stream_cannot_read() -> None:
+    """``Tuple<float>`` reads items with ``istream >> float``: no ``inf`` or ``nan``, and
+    nothing out of the type's range (MXNet 1.9.1 refuses ``sizes='(inf,)'`` and
+    ``'(1e39,)'`` on MultiBoxPrior; ``'(3e38,)'`` and ``'(1e-50,)'`` pass)."""
+    d = mx.sym.var("data")
+    for text, fine in (("(inf,)", False), ("(nan,)", False), ("(-inf,)", False),
+                       ("(1e39,)", False), ("(1e309,)", False), ("(3e38,)", True),
+                       ("(1e-50,)", True), ("(0.5, 1.5)", True)):
+        try:
+            mx.sym.contrib.MultiBoxPrior(d, sizes=text).infer_shape(data=(1, 3, 8, 8))
+            theirs = True
+        except mx.base.MXNetError:
+            theirs = False
+        assert theirs == fine, text
+        try:
+            params.parse("_contrib_MultiBoxPrior", {"sizes": text})
+            ours = True
+        except params.ParamError:
+            ours = False
+        assert ours == fine, text
