@@ -184,15 +184,24 @@ def _wait_for_graph(window: object, timeout: float = 120.0) -> None:
     QApplication.processEvents()
 
 
-def _flush_deletes() -> None:
-    """Run pending deleteLater()s so no window is left for the interpreter's finalizer."""
+def _flush_deletes(wait_ms: int = 15000) -> None:
+    """Run pending deleteLater()s so no window is left for the interpreter's finalizer.
+
+    Background jobs are asked to stop and waited for: no running QThread may outlive
+    the app (Qt aborts the process).  One that has not ended within ``wait_ms`` is
+    waited for to its end, said on stderr."""
     import gc
 
     from PySide6.QtCore import QCoreApplication, QEvent
 
     from mxexplorer.gui import workers
 
-    workers.wait_all(15000, cancel=True)     # no running QThread may outlive the app
+    left = workers.wait_all(wait_ms, cancel=True)
+    if left:
+        sys.stderr.write(f"mxexplorer: waiting for {len(left)} background job(s) to end\n")
+        sys.stderr.flush()
+        while workers.wait_all(60000):
+            pass
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QCoreApplication.processEvents()
     gc.collect()

@@ -18,7 +18,7 @@ and keeps each storage block at the largest size it served; :mod:`benchmarks`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from mxexplorer.core.analysis.shapes import Shape
 from mxexplorer.core.analysis.stats import float32_bytes
@@ -333,8 +333,10 @@ class Model:
             events.append(("backward", self.order[0], [], self.heads, []))
         return events
 
-    def simulate(self, tags: Mapping[int, str]) -> Timeline:
-        """The live bytes at every step of one training iteration with ``tags``."""
+    def simulate(self, tags: Mapping[int, str],
+                 check: Callable[[], None] | None = None) -> Timeline:
+        """The live bytes at every step of one training iteration with ``tags``;
+        ``check`` is called every few thousand steps (it raises to stop)."""
         events = self.events(tags)
         nbytes, info = self.nbytes, self.info
         last: dict[int, int] = {}
@@ -342,20 +344,34 @@ class Model:
             for t in reads:
                 last[t] = at
         timeline = Timeline()
-        live: dict[int, int] = {}
-        total = 0
-        for at, (phase, node, makes, reads, _) in enumerate(events):
-            for t in makes:
-                live[t] = nbytes[t]
-                total += nbytes[t]
-            timeline.steps.append(Step(phase, node, total))
-            if total > timeline.peak_bytes:
-                timeline.peak_bytes, timeline.peak_step = total, at
-                timeline.peak_tensors = [(info[t][1], info[t][2], info[t][0], b)
-                                         for t, b in live.items()]
-            for t in list(reads) + list(makes):
-                if last.get(t, -1) <= at and t in live:
-                    total -= live.pop(t)
+
+        def run(until: int) -> dict[int, int]:
+            """Replay the steps, recording them (``until`` -1), or up to step ``until``
+            without recording: the tensors live there."""
+            live: dict[int, int] = {}
+            total = 0
+            for at, (phase, node, makes, reads, _) in enumerate(events):
+                if check is not None and at % 4096 == 0:
+                    check()
+                for t in makes:
+                    live[t] = nbytes[t]
+                    total += nbytes[t]
+                if at == until:
+                    break
+                if until < 0:
+                    timeline.steps.append(Step(phase, node, total))
+                    if total > timeline.peak_bytes:
+                        timeline.peak_bytes, timeline.peak_step = total, at
+                for t in list(reads) + list(makes):
+                    if last.get(t, -1) <= at and t in live:
+                        total -= live.pop(t)
+            return live
+        run(-1)
+        if timeline.peak_step >= 0:
+            # the tensors at the peak, from a second replay that stops there (listing
+            # them at every new peak made a long chain's forward quadratic)
+            timeline.peak_tensors = [(info[t][1], info[t][2], info[t][0], b)
+                                     for t, b in run(timeline.peak_step).items()]
         return timeline
 
     def total_mb(self, tags: Mapping[int, str], match_range: int = 16,

@@ -25,12 +25,15 @@ COPY_WORDS = {"fwd": "", "mirror": " (recomputed)", "grad": " gradient",
               "gsum": " gradient sum"}
 
 
-def _timelines(snap: Any, by_entry: Any, tags: dict[int, str] | None
+def _timelines(snap: Any, by_entry: Any, tags: dict[int, str] | None, token: Any = None
                ) -> tuple[list[str], liveness.Timeline, liveness.Timeline | None]:
+    """The step's timelines without and with the plan; ``token`` stops them (a window
+    closing while a large graph's were made waited for them, then Qt aborted)."""
+    check = token.check if token is not None else None
     doc = GraphDocument.from_snapshot(snap)
     model = liveness.Model(doc, by_entry)
-    return ([n.name for n in doc.nodes], model.simulate({}),
-            model.simulate(tags) if tags else None)
+    return ([n.name for n in doc.nodes], model.simulate({}, check),
+            model.simulate(tags, check) if tags else None)
 
 
 class StepChart(QWidget):
@@ -93,7 +96,7 @@ class StepChart(QWidget):
         tags = dict(plan.tags) if plan is not None else None
         st = analysis.stats
         self.base_bytes = 2 * st.param_bytes + st.aux_bytes       # and the gradients
-        self._job.start(lambda progress, token: _timelines(snap, by_entry, tags))
+        self._job.start(lambda progress, token: _timelines(snap, by_entry, tags, token))
 
     @Slot(object)
     def _on_done(self, result: Any) -> None:
