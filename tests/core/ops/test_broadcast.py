@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from mxexplorer.core.graph import opinfo
 from mxexplorer.core.ops import registry
-from tests.core.ops.judge import agree, agree_pinned, engine_verdict, mxnet_verdict
+from tests.core.ops.judge import agree, agree_pinned, engine_verdict, mxnet_verdict, varied
+from tests.core.ops.judge import shapes as judge_shapes
 
 FEW = settings(max_examples=40, deadline=None)
 SOME = settings(max_examples=80, deadline=None)
@@ -23,27 +24,15 @@ MANY = settings(max_examples=130, deadline=None)
 DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64"]
 Legacy = Optional[tuple[int, ...]]
 
-dims = st.sampled_from([0, 1, 2, 3, 4, 1, 2, 3, 1])
+DIMS = (0, 1, 2, 3, 4, 1, 2, 3, 1)
+dims = st.sampled_from(list(DIMS))
 dtypes = st.one_of(st.none(), st.sampled_from(DTYPES))
+
 
 
 def shapes(min_ndim: int = 1, max_ndim: int = 4, none: bool = True
            ) -> st.SearchStrategy[Legacy]:
-    """Legacy-convention shapes: 0 an unknown dim; None (sometimes) not given."""
-    s = st.lists(dims, min_size=min_ndim, max_size=max_ndim).map(tuple)
-    return st.one_of(st.none(), s) if none else s
-
-
-@st.composite
-def varied(draw: st.DrawFn, base: Sequence[int], keep: int = 8) -> Legacy:
-    """``base`` with some dims unknown, changed, or the whole shape missing."""
-    if draw(st.integers(0, keep)) == 0:
-        return None
-    out = []
-    for d in base:
-        r = draw(st.integers(0, 11))
-        out.append(0 if r < 2 else d + 1 if r == 2 else d)
-    return tuple(out)
+    return judge_shapes(min_ndim, max_ndim, none, DIMS)
 
 
 def tup(values: Sequence[Any]) -> str:

@@ -9,8 +9,6 @@ a real graph (backward inference, conflicts with what the readers need).
 """
 from __future__ import annotations
 
-import json
-import warnings
 from typing import Any, Optional, Sequence
 
 import pytest
@@ -18,11 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mxexplorer.core.graph import opinfo
-from mxexplorer.core.graph.model import Node
-from mxexplorer.core.ops import elementwise, engine, registry
+from mxexplorer.core.ops import elementwise, registry
 from mxexplorer.core.ops.base import Call, RuleError
-from mxexplorer.core.ops.engine import legacy_to_shape, shape_to_legacy
-from tests.core.ops.judge import Verdict, engine_verdict, mxnet_verdict
+from tests.core.ops.judge import Verdict, agree, engine_verdict, mxnet_verdict, verdicts
 
 FEW = settings(max_examples=50, deadline=None)
 SOME = settings(max_examples=100, deadline=None)
@@ -39,84 +35,11 @@ NEEDS: dict[str, dict[str, str]] = {
 
 
 # ------------------------------------------------------------------------ the judge
-def _pinned(op: str, attrs: dict[str, str], values: Sequence[Any], pins: Sequence[Any],
-            kind: str) -> tuple[Verdict, Verdict]:
-    """MXNet's and the engine's answers when visible output ``j`` of ``op`` feeds
-    ``elemwise_add(pin_j, out_j)`` (``pins[j]`` None: no reader)."""
-    import mxnet as mx
-    import numpy as np
-
-    n_in = len(values)
-    visible = len(opinfo.outputs(op, attrs)[1])
-    nodes: list[dict[str, Any]] = [{"op": "null", "name": f"in{i}", "inputs": []}
-                                   for i in range(n_in)]
-    nodes.append({"op": op, "name": "n", "attrs": dict(attrs),
-                  "inputs": [[i, 0, 0] for i in range(n_in)]})
-    heads = [[n_in, j, 0] for j in range(visible)]
-    given_values = {f"in{i}": v for i, v in enumerate(values) if v is not None}
-    for j, pin in enumerate(pins[:visible]):
-        if pin is None:
-            continue
-        nodes.append({"op": "null", "name": f"pin{j}", "inputs": []})
-        nodes.append({"op": "elemwise_add", "name": f"fix{j}", "attrs": {},
-                      "inputs": [[len(nodes) - 1, 0, 0], [n_in, j, 0]]})
-        heads.append([len(nodes) - 1, 0, 0])
-        given_values[f"pin{j}"] = pin
-    text = json.dumps({"nodes": nodes, "heads": heads,
-                       "arg_nodes": [k for k, nd in enumerate(nodes) if nd["op"] == "null"],
-                       "attrs": {"mxnet_version": ["int", 10901]}})
-
-    def legacy(v: Any) -> Any:
-        if kind == "dtype":
-            return None if v is None else np.dtype(v).name
-        return tuple(int(d) for d in v) if v is not None and len(v) else None
-    try:
-        internals = mx.sym.load_json(text).get_internals()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if kind == "shape":
-                a, o, _ = internals.infer_shape_partial(**given_values)
-            else:
-                a, o, _ = internals.infer_type_partial(
-                    **{k: np.dtype(v) for k, v in given_values.items()})
-        by_arg = dict(zip(internals.list_arguments(), a))
-        by_out = dict(zip(internals.list_outputs(), o))
-        outs = [by_out[k] for k in internals.list_outputs() if k == "n" or k.startswith("n_")]
-        theirs = Verdict(None, tuple(legacy(by_arg[f"in{i}"]) for i in range(n_in)),
-                         tuple(legacy(v) for v in outs))
-    except mx.base.MXNetError as exc:
-        theirs = Verdict(str(exc).split("\n")[0][:300] or "refused")
-    graph_nodes = [Node(nd["op"], nd["name"], dict(nd.get("attrs", {})),
-                        [tuple(e) for e in nd["inputs"]], {}) for nd in nodes]
-    g = engine.graph_of(graph_nodes, list(range(len(graph_nodes))))
-    index = {nd["name"]: k for k, nd in enumerate(nodes)}
-    if kind == "shape":
-        got = engine.infer_shapes(g, {index[k]: legacy_to_shape(v)
-                                      for k, v in given_values.items()})
-        show: Any = shape_to_legacy
-    else:
-        got = engine.infer_dtypes(g, {index[k]: v for k, v in given_values.items()})
-        show = lambda v: v  # noqa: E731
-    if got.failure is not None:
-        ours = Verdict(got.failure.error.message)
-    else:
-        ours = Verdict(None, tuple(show(got.values[(i, 0)]) for i in range(n_in)),
-                       tuple(show(got.values[(n_in, j)]) for j in range(visible)))
-    return theirs, ours
-
-
 def check(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape",
           pins: Sequence[Any] = ()) -> Verdict:
-    """The engine and MXNet agree (or both refuse), with the outputs pinned or not."""
-    if any(p is not None for p in pins):
-        theirs, ours = _pinned(op, attrs, values, pins, kind)
-    else:
-        theirs = mxnet_verdict(op, attrs, values, kind)
-        ours = engine_verdict(op, attrs, values, kind)
-    assert ours.same_as(theirs), (
-        f"{op} {attrs} {kind}s {list(values)} pins {list(pins)}:\n  MXNet:  {theirs}\n"
-        f"  engine: {ours}")
-    return theirs
+    """The engine and MXNet agree (or both refuse), with the outputs pinned or not:
+    visible output ``j`` feeds ``elemwise_add(pin_j, out_j)`` where ``pins[j]`` is given."""
+    return agree(op, attrs, values, kind, pins, pin_with="elemwise_add")
 
 
 def message(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape"
@@ -525,8 +448,8 @@ def test_ctc_messages() -> None:
 def test_scalar_dtype_conflict_message() -> None:
     """An int32 input with a non-integer scalar gives float64, which a reader needing
     int32 refuses (MXNet refuses such a graph too)."""
-    verdict = _pinned("_plus_scalar", {"is_int": "0", "scalar": "0.5"}, ["int32"],
-                      ["int32"], "dtype")
+    verdict = verdicts("_plus_scalar", {"is_int": "0", "scalar": "0.5"}, ["int32"],
+                       "dtype", ["int32"], pin_with="elemwise_add")
     assert verdict[0].refused is not None and verdict[1].refused is not None
     call = Call("_plus_scalar", {"scalar": 0.5, "is_int": False}, {}, ["int32"], ["int32"],
                 ["data"], "dtype")

@@ -20,7 +20,7 @@ from mxexplorer.core.ops import engine, registry
 from mxexplorer.core.ops.base import RuleError
 from mxexplorer.core.ops.engine import legacy_to_shape
 from mxexplorer.core.ops.image_linalg import AUGMENTERS
-from tests.core.ops.judge import agree, agree_pinned, mxnet_verdict
+from tests.core.ops.judge import agree, agree_pinned, mxnet_verdict, shapes, varied
 
 FEW = settings(max_examples=40, deadline=None)
 SOME = settings(max_examples=70, deadline=None)
@@ -33,23 +33,6 @@ dims = st.sampled_from([0, 1, 2, 3, 4, 1, 2, 3])
 dtypes = st.one_of(st.none(), st.sampled_from(DTYPES))
 
 
-def shapes(min_ndim: int = 1, max_ndim: int = 4, none: bool = True
-           ) -> st.SearchStrategy[Legacy]:
-    """Legacy-convention shapes: 0 an unknown dim; None (sometimes) not given."""
-    s = st.lists(dims, min_size=min_ndim, max_size=max_ndim).map(tuple)
-    return st.one_of(st.none(), s) if none else s
-
-
-@st.composite
-def varied(draw: st.DrawFn, base: Sequence[int], keep: int = 8) -> Legacy:
-    """``base`` with some dims unknown, changed, or the whole shape missing."""
-    if draw(st.integers(0, keep)) == 0:
-        return None
-    out = []
-    for d in base:
-        r = draw(st.integers(0, 11))
-        out.append(0 if r < 2 else d + 1 if r == 2 else d)
-    return tuple(out)
 
 
 def around(*bases: Sequence[int], keep: int = 8) -> st.SearchStrategy[Legacy]:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from mxexplorer.core.ops import layout
 from mxexplorer.core.ops.base import Call, RuleError
 from mxexplorer.core.ops.engine import legacy_to_shape, shape_to_legacy
-from tests.core.ops.judge import Verdict, engine_verdict, mxnet_verdict
+from tests.core.ops.judge import Verdict, engine_verdict, mxnet_verdict, verdicts
 
 FEW = settings(max_examples=60, deadline=None)
 SOME = settings(max_examples=120, deadline=None)
@@ -38,13 +38,17 @@ def _scalar_unknown(v: Verdict, kind: str) -> Verdict:
     return Verdict(None, tuple(show(s) for s in v.ins), tuple(show(s) for s in v.outs))
 
 
-def agree(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape"
-          ) -> Verdict:
-    """Engine and MXNet agree (or both refuse); a 0-d shape reads as unknown."""
-    theirs = mxnet_verdict(op, attrs, values, kind)
-    ours = _scalar_unknown(engine_verdict(op, attrs, values, kind), kind)
+def agree(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape",
+          pins: Sequence[Any] | None = None) -> Verdict:
+    """Engine and MXNet agree (or both refuse); a 0-d shape reads as unknown.  With
+    ``pins``, every output of the op is read by ``_slice_assign(pin_j, out_j)`` (see
+    :func:`tests.core.ops.judge.verdicts`)."""
+    theirs, ours = verdicts(op, attrs, values, kind, pins)
+    ours = _scalar_unknown(ours, kind)
+    pinned = "" if pins is None else f" pinned to {list(pins)}"
     assert ours.same_as(theirs), (
-        f"{op} {attrs} {kind}s {list(values)}:\n  MXNet:  {theirs}\n  engine: {ours}")
+        f"{op} {attrs} {kind}s {list(values)}{pinned}:\n  MXNet:  {theirs}\n"
+        f"  engine: {ours}")
     return theirs
 
 
@@ -81,85 +85,9 @@ def agree_direct(rule: Any, op: str, p: dict[str, Any], attrs: dict[str, str],
         f"{op} {attrs} {list(values)}:\n  MXNet:  {theirs}\n  engine: {ours}")
 
 
-def _pinned_verdicts(op: str, attrs: dict[str, str], values: Sequence[Any],
-                     pins: Sequence[Any], kind: str = "shape") -> tuple[Verdict, Verdict]:
-    """MXNet's and the engine's answers for ``op`` whose visible output ``j`` feeds
-    ``_slice_assign(pin_j, out_j, begin=(), end=())``, which gives ``out_j`` the shape of
-    the variable ``pin_j``: the op learns from its outputs, as in a real graph."""
-    import json
-    import warnings
-
-    import mxnet as mx
-    import numpy as np
-
-    from mxexplorer.core.graph import opinfo
-    from mxexplorer.core.graph.model import Node
-    from mxexplorer.core.ops import engine
-
-    n_in = len(values)
-    visible = len(opinfo.outputs(op, attrs)[1])
-    nodes: list[dict[str, Any]] = [{"op": "null", "name": f"in{i}", "inputs": []}
-                                   for i in range(n_in)]
-    nodes.append({"op": op, "name": "n", "attrs": dict(attrs),
-                  "inputs": [[i, 0, 0] for i in range(n_in)]})
-    heads = [[n_in, j, 0] for j in range(visible)]
-    for j in range(visible):
-        nodes.append({"op": "null", "name": f"pin{j}", "inputs": []})
-        nodes.append({"op": "_slice_assign", "name": f"fix{j}",
-                      "attrs": {"begin": "()", "end": "()"},
-                      "inputs": [[len(nodes) - 1, 0, 0], [n_in, j, 0]]})
-        heads.append([len(nodes) - 1, 0, 0])
-    text = json.dumps({"nodes": nodes, "arg_nodes": [k for k, nd in enumerate(nodes)
-                                                     if nd["op"] == "null"],
-                       "heads": heads, "attrs": {"mxnet_version": ["int", 10901]}})
-    given = {f"in{i}": v for i, v in enumerate(values) if v is not None}
-    given.update({f"pin{j}": v for j, v in enumerate(pins) if v is not None})
-
-    def legacy(v: Any) -> Any:
-        if kind == "dtype":
-            return None if v is None else np.dtype(v).name
-        return tuple(int(d) for d in v) if v is not None and len(v) else None
-    try:
-        internals = mx.sym.load_json(text).get_internals()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if kind == "shape":
-                a, o, _ = internals.infer_shape_partial(**given)
-            else:
-                a, o, _ = internals.infer_type_partial(
-                    **{k: np.dtype(v) for k, v in given.items()})
-        by_arg = dict(zip(internals.list_arguments(), a))
-        by_out = dict(zip(internals.list_outputs(), o))
-        outs = [by_out[k] for k in internals.list_outputs() if k == "n" or
-                k.startswith("n_")]
-        theirs = Verdict(None, tuple(legacy(by_arg[f"in{i}"]) for i in range(n_in)),
-                         tuple(legacy(v) for v in outs))
-    except mx.base.MXNetError as exc:
-        theirs = Verdict(str(exc).split("\n")[0][:300] or "refused")
-    graph_nodes = [Node(nd["op"], nd["name"], dict(nd.get("attrs", {})),
-                        [tuple(e) for e in nd["inputs"]], {}) for nd in nodes]
-    g = engine.graph_of(graph_nodes, list(range(len(graph_nodes))))
-    index = {nd["name"]: k for k, nd in enumerate(nodes)}
-    show: Any = shape_to_legacy
-    if kind == "shape":
-        got = engine.infer_shapes(g, {index[k]: legacy_to_shape(v) for k, v in given.items()})
-    else:
-        got = engine.infer_dtypes(g, {index[k]: v for k, v in given.items()})
-        show = lambda v: v  # noqa: E731
-    if got.failure is not None:
-        ours = Verdict(got.failure.error.message)
-    else:
-        ours = Verdict(None, tuple(show(got.values[(i, 0)]) for i in range(n_in)),
-                       tuple(show(got.values[(n_in, j)]) for j in range(visible)))
-    return theirs, _scalar_unknown(ours, kind)
-
-
 def agree_pinned(op: str, attrs: dict[str, str], values: Sequence[Any],
                  pins: Sequence[Any], kind: str = "shape") -> None:
-    theirs, ours = _pinned_verdicts(op, attrs, values, pins, kind)
-    assert ours.same_as(theirs), (
-        f"{op} {attrs} {kind}s {list(values)} pinned to {list(pins)}:\n  MXNet:  {theirs}\n"
-        f"  engine: {ours}")
+    agree(op, attrs, values, kind, pins)
 
 
 # ----------------------------------------------------------------------- strategies

@@ -13,18 +13,14 @@ engine told the node's real output count, or on the outputs the table counts.
 """
 from __future__ import annotations
 
-import json
-import warnings
 from typing import Any, Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mxexplorer.core.graph.model import Node
-from mxexplorer.core.ops import engine, registry
-from mxexplorer.core.ops.engine import legacy_to_shape, shape_to_legacy
+from mxexplorer.core.ops import registry
 from mxexplorer.core.ops.sampling import DRAWS, LIKES, PDFS, SAMPLES
-from tests.core.ops.judge import Verdict, engine_verdict
+from tests.core.ops.judge import Verdict, engine_verdict, verdicts
 from tests.core.ops.test_sequence import (
     DTYPES,
     Legacy,
@@ -49,68 +45,9 @@ def judge_all(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str =
     """MXNet and the engine agree on the inputs and the first outputs (``total`` of
     them: the engine is told the node has that many), with output ``j`` pinned by
     ``elemwise_add(pin_j, out_j)`` when ``pins[j]`` is given."""
-    import mxnet as mx
-    import numpy as np
-
-    n_in = len(values)
-    nodes: list[dict[str, Any]] = [{"op": "null", "name": f"in{i}", "inputs": []}
-                                   for i in range(n_in)]
-    nodes.append({"op": op, "name": "n", "attrs": dict(attrs),
-                  "inputs": [[i, 0, 0] for i in range(n_in)]})
-    heads = [[n_in, 0, 0]]
-    given_values = {f"in{i}": v for i, v in enumerate(values) if v is not None}
-    for j, pin in enumerate(pins):
-        if pin is None:
-            continue
-        nodes.append({"op": "null", "name": f"pin{j}", "inputs": []})
-        nodes.append({"op": "elemwise_add", "name": f"fix{j}", "attrs": {},
-                      "inputs": [[len(nodes) - 1, 0, 0], [n_in, j, 0]]})
-        heads.append([len(nodes) - 1, 0, 0])
-        given_values[f"pin{j}"] = pin
-    text = json.dumps({"nodes": nodes, "heads": heads,
-                       "arg_nodes": [k for k, nd in enumerate(nodes) if nd["op"] == "null"],
-                       "attrs": {"mxnet_version": ["int", 10901]}})
-
-    def legacy(v: Any) -> Any:
-        if kind == "dtype":
-            return None if v is None else np.dtype(v).name
-        return tuple(int(d) for d in v) if v is not None and len(v) else None
-    try:
-        internals = mx.sym.load_json(text).get_internals()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if kind == "shape":
-                a, o, _ = internals.infer_shape_partial(**given_values)
-            else:
-                a, o, _ = internals.infer_type_partial(
-                    **{k: np.dtype(v) for k, v in given_values.items()})
-        by_arg = dict(zip(internals.list_arguments(), a))
-        outs = [v for k, v in zip(internals.list_outputs(), o)
-                if k == "n" or k.startswith("n_")]
-        theirs = Verdict(None, tuple(legacy(by_arg[f"in{i}"]) for i in range(n_in)),
-                         tuple(legacy(v) for v in outs))
-    except mx.base.MXNetError as exc:
-        theirs = Verdict(str(exc).split("\n")[0][:300] or "refused")
-    graph_nodes = [Node(nd["op"], nd["name"], dict(nd.get("attrs", {})),
-                        [tuple(e) for e in nd["inputs"]], {}) for nd in nodes]
-    g = engine.graph_of(graph_nodes, list(range(len(graph_nodes))),
-                        lambda nid: total if nid == n_in else None)
-    index = {nd["name"]: k for k, nd in enumerate(nodes)}
-    if kind == "shape":
-        got = engine.infer_shapes(g, {index[k]: legacy_to_shape(v)
-                                      for k, v in given_values.items()})
-        show: Any = shape_to_legacy
-    else:
-        got = engine.infer_dtypes(g, {index[k]: v for k, v in given_values.items()})
-        show = lambda v: v  # noqa: E731
-    if got.failure is not None:
-        ours = Verdict(got.failure.error.message)
-    else:
-        count = g.counts[g.position[n_in]]
-        ours = Verdict(None, tuple(show(got.values[(i, 0)]) for i in range(n_in)),
-                       tuple(show(got.values[(n_in, j)]) for j in range(count)))
-        theirs = Verdict(theirs.refused, theirs.ins, theirs.outs[:count]) \
-            if theirs.refused is None else theirs
+    theirs, ours = verdicts(op, attrs, values, kind, pins, total, pin_with="elemwise_add")
+    if theirs.refused is None and ours.refused is None:
+        theirs = Verdict(None, theirs.ins, theirs.outs[:len(ours.outs)])
     assert ours.same_as(theirs), (
         f"{op} {attrs} {kind}s {list(values)} pins {list(pins)}:\n  MXNet:  {theirs}\n"
         f"  engine: {ours}")

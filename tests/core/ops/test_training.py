@@ -13,19 +13,15 @@ its output, as in a real graph.
 """
 from __future__ import annotations
 
-import json
-import warnings
 from typing import Any, Callable, Optional, Sequence
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mxexplorer.core.graph.model import Node
-from mxexplorer.core.ops import engine, registry
-from mxexplorer.core.ops.engine import legacy_to_shape, shape_to_legacy
+from mxexplorer.core.ops import registry
 from mxexplorer.core.ops.training import updates
-from tests.core.ops.judge import Verdict, agree
+from tests.core.ops.judge import Verdict, agree, verdicts
 
 FEW = settings(max_examples=40, deadline=None)
 SOME = settings(max_examples=70, deadline=None)
@@ -39,86 +35,21 @@ dims = st.sampled_from([0, 1, 2, 3, 4, 2, 3])
 
 
 # ------------------------------------------------------------------------ the judge
-def _both(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str, n_out: int,
-          pin: Any) -> tuple[Verdict, Verdict]:
-    import mxnet as mx
-    import numpy as np
-
-    n_in = len(values)
-    nodes: list[dict[str, Any]] = [{"op": "null", "name": f"in{i}", "inputs": []}
-                                   for i in range(n_in)]
-    nodes.append({"op": op, "name": "n", "attrs": dict(attrs),
-                  "inputs": [[i, 0, 0] for i in range(n_in)]})
-    heads = [[n_in, j, 0] for j in range(n_out)]
-    given_values = {f"in{i}": v for i, v in enumerate(values) if v is not None}
-    if pin is not None:
-        nodes.append({"op": "null", "name": "pin", "inputs": []})
-        nodes.append({"op": "elemwise_add", "name": "fix", "attrs": {},
-                      "inputs": [[n_in + 1, 0, 0], [n_in, 0, 0]]})
-        heads.append([n_in + 2, 0, 0])
-        given_values["pin"] = pin
-    text = json.dumps({"nodes": nodes, "heads": heads,
-                       "arg_nodes": [k for k, nd in enumerate(nodes) if nd["op"] == "null"],
-                       "attrs": {"mxnet_version": ["int", 10901]}})
-
-    def legacy(v: Any) -> Any:
-        if kind == "dtype":
-            return None if v is None else np.dtype(v).name
-        return tuple(int(d) for d in v) if v is not None and len(v) else None
-    try:
-        internals = mx.sym.load_json(text).get_internals()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if kind == "shape":
-                a, o, x = internals.infer_shape_partial(**given_values)
-            else:
-                a, o, x = internals.infer_type_partial(
-                    **{k: np.dtype(v) for k, v in given_values.items()})
-        by_arg = dict(zip(internals.list_arguments(), a or [None] * len(a or ())))
-        by_arg.update(zip(internals.list_auxiliary_states(), x or ()))
-        by_out = dict(zip(internals.list_outputs(), o))
-        outs = [by_out[k] for k in internals.list_outputs() if k == "n" or k.startswith("n_")]
-        theirs = Verdict(None, tuple(legacy(by_arg[f"in{i}"]) for i in range(n_in)),
-                         tuple(legacy(v) for v in outs))
-    except mx.base.MXNetError as exc:
-        theirs = Verdict(str(exc).split("\n")[0][:300] or "refused")
-    graph_nodes = [Node(nd["op"], nd["name"], dict(nd.get("attrs", {})),
-                        [tuple(e) for e in nd["inputs"]], {}) for nd in nodes]
-    g = engine.graph_of(graph_nodes, list(range(len(graph_nodes))),
-                        lambda nid: n_out if nid == n_in else None)
-    index = {nd["name"]: k for k, nd in enumerate(nodes)}
-    if kind == "shape":
-        got = engine.infer_shapes(g, {index[k]: legacy_to_shape(v)
-                                      for k, v in given_values.items()})
-        show: Any = shape_to_legacy
-    else:
-        got = engine.infer_dtypes(g, {index[k]: v for k, v in given_values.items()})
-        show = lambda v: v  # noqa: E731
-    if got.failure is not None:
-        ours = Verdict(got.failure.error.message)
-    else:
-        ours = Verdict(None, tuple(show(got.values[(i, 0)]) for i in range(n_in)),
-                       tuple(show(got.values[(n_in, j)]) for j in range(n_out)))
-    return theirs, ours
-
-
 def check(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape",
           n_out: int = 1, pin: Any = None) -> Verdict:
     """The engine and MXNet agree (or both refuse); one-output ops without a pin go
-    through the shared judge."""
+    through the shared judge's one-node graph, the others with the engine told the node
+    has ``n_out`` outputs and output 0 read by ``elemwise_add(pin, out0)``."""
     if n_out == 1 and pin is None:
         return agree(op, attrs, values, kind)
-    theirs, ours = _both(op, attrs, values, kind, n_out, pin)
-    assert ours.same_as(theirs), (
-        f"{op} {attrs} {kind}s {list(values)} pin {pin}:\n  MXNet:  {theirs}\n"
-        f"  engine: {ours}")
-    return theirs
+    return agree(op, attrs, values, kind, [pin], total=n_out, pin_with="elemwise_add")
 
 
 def message(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape",
             n_out: int = 1) -> str:
-    """The engine's refusal (MXNet refuses too)."""
-    theirs, ours = _both(op, attrs, values, kind, n_out, None)
+    """The engine's refusal (MXNet refuses too), the engine told the node has ``n_out``
+    outputs."""
+    theirs, ours = verdicts(op, attrs, values, kind, total=n_out)
     assert theirs.refused is not None, theirs
     assert ours.refused is not None, ours
     return ours.refused
