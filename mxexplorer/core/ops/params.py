@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from mxexplorer.core.graph import opinfo
+from mxexplorer.core.graph import fused, opinfo
 
 
 class ParamError(ValueError):
@@ -115,13 +115,8 @@ def parse_float(text: str) -> float:
     return -value if negative else value
 
 
-def parse_bool(text: str) -> bool:
-    low = text.lower()
-    if low in ("true", "1"):
-        return True
-    if low in ("false", "0"):
-        return False
-    raise ValueError(text)
+#: a boolean as dmlc's parser reads it (``true``/``false`` in any case, 1, 0)
+parse_bool = fused.read_bool
 
 
 def _stream_float(single: bool) -> Callable[[str], float]:

@@ -20,6 +20,7 @@ from mxexplorer.core.ops.base import (
     fmt,
     table,
 )
+from mxexplorer.core.ops.broadcast import helpers as broadcast_helpers
 
 FAMILY = "image_linalg"
 #: ``check_large_dim``: the linear-algebra ops refuse matrix sizes past a C++ int
@@ -77,21 +78,8 @@ def int32(v: int) -> int:
     return (v + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
-def put_out(c: Call, i: int, shape: Sequence[int], why: str = "") -> None:
-    """``SHAPE_ASSIGN_CHECK`` of a computed shape into output ``i``: a size below -1
-    (arithmetic on an unknown size) is refused where it would be stored, ignored where
-    the output already knows that dimension, as MXNet does."""
-    old = c.outs[i]
-    dims = list(shape)
-    for k, d in enumerate(dims):
-        if d < -1:
-            if old is None or len(old) != len(dims) or old[k] < 0:
-                name = "the output" if len(c.outs) == 1 else f"output {i}"
-                shown = ", ".join(dim(x) if x >= -1 else str(x) for x in shape)
-                fail(f"{name} would have size {d} in dimension {k}: ({shown})"
-                     f"{' ' + why if why else ''}, and a size cannot be negative")
-            dims[k] = -1
-    c.set_out(i, tuple(dims), why)
+#: ``SHAPE_ASSIGN_CHECK`` of a computed shape into an output (the broadcast family's)
+put_out = broadcast_helpers._put_out
 
 
 def size_of(c: Call, i: int, what: str) -> int:

@@ -24,6 +24,18 @@ from mxexplorer.core.ops.pool_norm.helpers import (
 _BN_SLOTS = "data, gamma, beta, moving_mean, moving_var"
 
 
+def _data_axis(c: Call, data: Shape, axis: int) -> int:
+    """The norm's ``axis`` of ``data`` counted from the start (negative: from the end),
+    or a plain refusal naming the range that would fit."""
+    rank = len(data)
+    real = axis + rank if axis < 0 else axis
+    if not 0 <= real < rank:
+        c.fail(f"axis {axis} is out of range for data of {rank} dimension"
+               f"{'s' if rank != 1 else ''} {fmt(data)}: use an axis from {-rank} to "
+               f"{rank - 1}", attr="axis")
+    return real
+
+
 def batch_norm_shape(c: Call) -> None:
     """``BatchNorm`` and ``_contrib_BatchNormWithReLU``: once the data's rank is known,
     gamma, beta and the moving mean and variance become ``(channels,)`` of the data's
@@ -33,13 +45,8 @@ def batch_norm_shape(c: Call) -> None:
     data = c.ins[0]
     if data is None:
         return
-    rank = len(data)
     axis = c.p["axis"]
-    real = axis + rank if axis < 0 else axis
-    if not 0 <= real < rank:
-        c.fail(f"axis {axis} is out of range for data of {rank} dimension"
-               f"{'s' if rank != 1 else ''} {fmt(data)}: use an axis from {-rank} to "
-               f"{rank - 1}", attr="axis")
+    real = _data_axis(c, data, axis)
     channels = (data[real],)
     for i in range(1, 5):
         _put_in(c, i, channels)
@@ -125,13 +132,8 @@ def layer_norm_shape(c: Call) -> None:
     data = c.ins[0]
     if data is None:
         return
-    rank = len(data)
     axis = c.p["axis"]
-    real = axis + rank if axis < 0 else axis
-    if not 0 <= real < rank:
-        c.fail(f"axis {axis} is out of range for data of {rank} dimension"
-               f"{'s' if rank != 1 else ''} {fmt(data)}: use an axis from {-rank} to "
-               f"{rank - 1}", attr="axis")
+    real = _data_axis(c, data, axis)
     size = (data[real],)
     why = f"the data's axis {axis} ({_dim(data[real])} values) needs"
     c.set_in(1, size, why)

@@ -168,14 +168,19 @@ def _unsigned(alg: tuple[str, float]) -> bool:
                                                          "bounded_relu")
 
 
+def _as_fused(c: Call, sub: _Sub) -> None:
+    """An unquantized fused node: what its inner graph infers, shapes or dtypes."""
+    ins, outs = sub.infer(c, c.ins, c.outs[:1])
+    for i, v in enumerate(ins):
+        c.set_in(i, v, "the fused layers need")
+    c.set_out(0, outs[0])
+
+
 def sg_conv_shape(c: Call) -> None:
     sub = _need_sub(c)
     f = ConvFusion(c.attrs, sub)
     if not f.quantized:
-        ins, outs = sub.infer(c, c.ins, c.outs[:1])
-        for i, v in enumerate(ins):
-            c.set_in(i, v, "the fused layers need")
-        c.set_out(0, outs[0])
+        _as_fused(c, sub)
         return
     extra = 4 if f.with_sum else 2
     _count(c, len(sub.variables) + extra,
@@ -195,10 +200,7 @@ def sg_conv_type(c: Call) -> None:
     sub = _need_sub(c)
     f = ConvFusion(c.attrs, sub)
     if not f.quantized:
-        ins, outs = sub.infer(c, c.ins, c.outs[:1])
-        for i, v in enumerate(ins):
-            c.set_in(i, v, "the fused layers need")
-        c.set_out(0, outs[0])
+        _as_fused(c, sub)
         return
     extra = 4 if f.with_sum else 2
     n_base = len(c.ins) - extra
@@ -253,10 +255,7 @@ def sg_fc_shape(c: Call) -> None:
     sub = _need_sub(c)
     f = FCFusion(c.attrs, sub)
     if not f.quantized:
-        ins, outs = sub.infer(c, c.ins, c.outs[:1])
-        for i, v in enumerate(ins):
-            c.set_in(i, v, "the fused layers need")
-        c.set_out(0, outs[0])
+        _as_fused(c, sub)
         return
     _count(c, f.n_inputs(), "data, weight" + ("" if f.no_bias else ", bias")
            + " and their min/max")
@@ -274,10 +273,7 @@ def sg_fc_type(c: Call) -> None:
     sub = _need_sub(c)
     f = FCFusion(c.attrs, sub)
     if not f.quantized:
-        ins, outs = sub.infer(c, c.ins, c.outs[:1])
-        for i, v in enumerate(ins):
-            c.set_in(i, v, "the fused layers need")
-        c.set_out(0, outs[0])
+        _as_fused(c, sub)
         return
     _need_type(c, 0, QUANT, "a quantized fully connected layer")
     n_base = 2 if f.no_bias else 3
