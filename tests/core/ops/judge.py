@@ -220,6 +220,16 @@ def agree_pinned(op: str, attrs: dict[str, str], values: Sequence[Any],
     agree(op, attrs, values, kind, pins)
 
 
+
+def message(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape"
+            ) -> str:
+    """The engine's refusal, in its words (MXNet refuses too)."""
+    got = engine_verdict(op, attrs, values, kind)
+    assert got.refused is not None, got
+    assert mxnet_verdict(op, attrs, values, kind).refused is not None
+    return got.refused
+
+
 # ------------------------------------------------------------ hypothesis strategies
 #: legacy-convention shapes (0 an unknown dim; None not given): the families' draws
 Legacy = Optional[tuple[int, ...]]

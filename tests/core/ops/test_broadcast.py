@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from mxexplorer.core.graph import opinfo
 from mxexplorer.core.ops import registry
-from tests.core.ops.judge import agree, agree_pinned, engine_verdict, mxnet_verdict, varied
+from tests.core.ops.judge import agree, agree_pinned, message, varied
 from tests.core.ops.judge import shapes as judge_shapes
 
 FEW = settings(max_examples=40, deadline=None)
@@ -38,14 +38,6 @@ def shapes(min_ndim: int = 1, max_ndim: int = 4, none: bool = True
 def tup(values: Sequence[Any]) -> str:
     return "(" + ", ".join(str(v) for v in values) + ("," if len(values) == 1 else "") + ")"
 
-
-def message(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape"
-            ) -> str:
-    """The engine's refusal (MXNet refuses too)."""
-    got = engine_verdict(op, attrs, values, kind)
-    assert got.refused is not None, got
-    assert mxnet_verdict(op, attrs, values, kind).refused is not None
-    return got.refused
 
 
 # ========================================================== binary broadcast ops

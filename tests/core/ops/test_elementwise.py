@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from mxexplorer.core.graph import opinfo
 from mxexplorer.core.ops import elementwise, registry
 from mxexplorer.core.ops.base import Call, RuleError
-from tests.core.ops.judge import Verdict, agree, engine_verdict, mxnet_verdict, verdicts
+from tests.core.ops.judge import Verdict, agree, message, verdicts
 
 FEW = settings(max_examples=50, deadline=None)
 SOME = settings(max_examples=100, deadline=None)
@@ -41,14 +41,6 @@ def check(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "sh
     visible output ``j`` feeds ``elemwise_add(pin_j, out_j)`` where ``pins[j]`` is given."""
     return agree(op, attrs, values, kind, pins, pin_with="elemwise_add")
 
-
-def message(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape"
-            ) -> str:
-    """The engine's refusal (MXNet refuses too)."""
-    got = engine_verdict(op, attrs, values, kind)
-    assert got.refused is not None, got
-    assert mxnet_verdict(op, attrs, values, kind).refused is not None
-    return got.refused
 
 
 # ----------------------------------------------------------------------- strategies

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from mxexplorer.core.ops import layout
 from mxexplorer.core.ops.base import Call, RuleError
 from mxexplorer.core.ops.engine import legacy_to_shape, shape_to_legacy
-from tests.core.ops.judge import Verdict, engine_verdict, mxnet_verdict, verdicts
+from tests.core.ops.judge import Verdict, message, mxnet_verdict, verdicts
 
 FEW = settings(max_examples=60, deadline=None)
 SOME = settings(max_examples=120, deadline=None)
@@ -51,14 +51,6 @@ def agree(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "sh
         f"  engine: {ours}")
     return theirs
 
-
-def message(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape"
-            ) -> str:
-    """The engine's refusal (MXNet refuses too)."""
-    got = engine_verdict(op, attrs, values, kind)
-    assert got.refused is not None, got
-    assert mxnet_verdict(op, attrs, values, kind).refused is not None
-    return got.refused
 
 
 def direct(rule: Any, op: str, p: dict[str, Any], attrs: dict[str, str],

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from mxexplorer.core.graph.model import Node
 from mxexplorer.core.ops import engine
 from mxexplorer.core.ops.engine import legacy_to_shape, shape_to_legacy
-from tests.core.ops.judge import Verdict, agree, engine_verdict, mxnet_verdict
+from tests.core.ops.judge import Verdict, agree, message
 
 FEW = settings(max_examples=40, deadline=None)
 SOME = settings(max_examples=80, deadline=None)
@@ -34,14 +34,6 @@ dtypes = st.one_of(st.none(), st.sampled_from(DTYPES))
 def tup(values: Sequence[Any]) -> str:
     return "(" + ", ".join(str(v) for v in values) + ("," if len(values) == 1 else "") + ")"
 
-
-def message(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape"
-            ) -> str:
-    """The engine's refusal (MXNet refuses too)."""
-    got = engine_verdict(op, attrs, values, kind)
-    assert got.refused is not None, got
-    assert mxnet_verdict(op, attrs, values, kind).refused is not None
-    return got.refused
 
 
 def pinned(op: str, attrs: dict[str, str], values: Sequence[Any], pin: Any,

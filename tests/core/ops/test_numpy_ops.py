@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mxexplorer.core.ops import numpy_ops, params
-from tests.core.ops.judge import Verdict, engine_verdict, mxnet_verdict
+from tests.core.ops.judge import Verdict, engine_verdict, message, mxnet_verdict
 
 DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool"]
 FEW = settings(max_examples=40, deadline=None)
@@ -40,13 +40,6 @@ def agree(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "sh
         f"{op} {attrs} {kind}s {list(values)}:\n  MXNet:  {theirs}\n  engine: {ours}")
     return theirs
 
-
-def message(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape"
-            ) -> str:
-    got = engine_verdict(op, attrs, values, kind)
-    assert got.refused is not None, got
-    assert mxnet_verdict(op, attrs, values, kind).refused is not None
-    return got.refused
 
 
 # ----------------------------------------------------------------------- strategies

@@ -28,7 +28,7 @@ from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.ops import engine
 from mxexplorer.core.ops.engine import legacy_to_shape, shape_to_legacy
 from tests.conftest import DATA
-from tests.core.ops.judge import agree, engine_verdict, mxnet_verdict
+from tests.core.ops.judge import agree, message
 
 GRAPHS = DATA / "quantized"
 INDEX: dict[str, dict[str, list[int]]] = json.loads(
@@ -37,13 +37,6 @@ DTYPES = ["float32", "float16", "float64", "uint8", "int8", "int32", "int64"]
 FEW = settings(max_examples=40, deadline=None)
 SOME = settings(max_examples=100, deadline=None)
 
-
-def message(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape"
-            ) -> str:
-    got = engine_verdict(op, attrs, values, kind)
-    assert got.refused is not None, got
-    assert mxnet_verdict(op, attrs, values, kind).refused is not None
-    return got.refused
 
 
 # ----------------------------------------------------------------------- strategies

@@ -20,7 +20,7 @@ from mxexplorer.core.graph.model import Node
 from mxexplorer.core.ops import engine
 from mxexplorer.core.ops.engine import legacy_to_shape, shape_to_legacy
 from mxexplorer.core.ops.sequence import rnn_param_size
-from tests.core.ops.judge import Verdict, agree, engine_verdict, mxnet_verdict
+from tests.core.ops.judge import Verdict, agree, message
 
 FEW = settings(max_examples=40, deadline=None)
 SOME = settings(max_examples=80, deadline=None)
@@ -37,14 +37,6 @@ def check(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "sh
     visible output ``j`` feeds ``elemwise_add(pin_j, out_j)`` where ``pins[j]`` is given."""
     return agree(op, attrs, values, kind, pins, pin_with="elemwise_add")
 
-
-def message(op: str, attrs: dict[str, str], values: Sequence[Any], kind: str = "shape"
-            ) -> str:
-    """The engine's refusal (MXNet refuses too)."""
-    got = engine_verdict(op, attrs, values, kind)
-    assert got.refused is not None, got
-    assert mxnet_verdict(op, attrs, values, kind).refused is not None
-    return got.refused
 
 
 # ----------------------------------------------------------------------- strategies
