@@ -105,6 +105,38 @@ def test_the_wheel_carries_every_module_and_resource_of_the_tree(built) -> None:
     assert any(n.endswith("/LICENSE") for n in licenses), licenses
 
 
+def test_the_wheel_installs_on_every_python_and_brings_mxnet_only_where_it_runs(built) -> None:
+    """Issue 35: ``requires-python <3.12`` and a base ``numpy<1.24`` refused the install
+    on Python 3.12+.  The base asks for no MXNet and any numpy; the cpu and gpu extras
+    bring MXNet and its numpy pin only on Pythons and platforms MXNet 1.9.1 runs on."""
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+
+    with zipfile.ZipFile(built["wheel"]) as whl:
+        meta = next(n for n in whl.namelist() if n.endswith(".dist-info/METADATA"))
+        lines = whl.read(meta).decode().splitlines()
+    python = next(x.split(":", 1)[1].strip() for x in lines if x.startswith("Requires-Python:"))
+    assert all(v in SpecifierSet(python) for v in ("3.9", "3.11", "3.12", "3.13"))
+    needs = [Requirement(x.split(":", 1)[1].strip()) for x in lines
+             if x.startswith("Requires-Dist:")]
+
+    def wanted(extra: str, version: str, system: str, machine: str) -> dict[str, str]:
+        env = {"extra": extra, "python_version": version, "sys_platform": system,
+               "platform_machine": machine}
+        return {r.name: str(r.specifier) for r in needs
+                if r.marker is None or r.marker.evaluate(env)}
+    base = wanted("", "3.13", "linux", "x86_64")
+    assert base.get("numpy") == "" and "mxnet" not in base
+    assert wanted("cpu", "3.11", "linux", "x86_64")["mxnet"] == "==1.9.1"
+    assert "<1.24" in wanted("cpu", "3.11", "linux", "x86_64")["numpy"]
+    for version, system, machine in (("3.12", "linux", "x86_64"), ("3.13", "linux", "x86_64"),
+                                     ("3.11", "win32", "AMD64"), ("3.11", "darwin", "arm64")):
+        for extra in ("cpu", "gpu"):
+            got = wanted(extra, version, system, machine)
+            assert "mxnet" not in got and "mxnet-cu112" not in got, (extra, version, system)
+            assert "<1.24" not in got.get("numpy", ""), (extra, version, system)
+
+
 def test_the_sdist_carries_the_sources_the_license_and_the_tests(built) -> None:
     with tarfile.open(built["sdist"]) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}

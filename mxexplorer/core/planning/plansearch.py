@@ -398,9 +398,9 @@ def describe(result: PlanResult, plan: Plan) -> str:
                  f"pass, about {share / 3:+.0%} time per iteration (a training step is about "
                  f"three forward passes).")
     if result.costed_by != "mxnet":
-        words += (" These figures are the memory model's (MXNet does not run here): it "
-                  "replays MXNet's allocator (on the model zoo's networks within 0.1 % of "
-                  "MXNet's own report without a plan; with one, up to 13 % below it).")
+        words += (" These figures are the memory model's (MXNet does not run here): "
+                  "within 0.1 % of MXNet's own report without a plan, up to 13 % below "
+                  "it with one (the model zoo's networks).")
     if result.state_bytes:
         words += (f" Parameters and their gradients come on top "
                   f"({human_bytes(result.state_bytes)}"
