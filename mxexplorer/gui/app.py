@@ -110,12 +110,11 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
         # saves a kill cut short are finished or undone, and leftover temporaries
         # removed, before anything is opened; then the edits a crashed run left
         # behind are offered once the window is up
-        from mxexplorer.core.runtime import files as core_files
+        from mxexplorer.core.runtime import tidying as core_tidying
 
-        tidied = core_files.tidy(settings.saves_dir(), [settings.recovery_dir()] + [
+        tidied = core_tidying.tidy(settings.saves_dir(), [settings.recovery_dir()] + [
             os.path.dirname(p) for p in settings.recent_files()])
-        if tidied:
-            window.statusBar().showMessage("; ".join(tidied).capitalize(), 15000)
+        window.files.report_tidied(tidied)
         QTimer.singleShot(300, window, window.files.offer_recovery)
         for path in files:                 # in the background, one window each
             window.files.open_anywhere(path, dict(shapes or {}))
@@ -126,7 +125,7 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
             doc = GraphDocument.open(path)
         except UserError:
             window.close()  # ends the window's threads before the error leaves
-            _flush_deletes()
+            _flush_deletes(code=2)
             raise
         window.set_document(doc)
         if shapes:
@@ -139,6 +138,11 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
         QApplication.processEvents()
         _wait_for_graph(window)
         if not window.grab().save(screenshot):
+            # its jobs (MXNet's import, the step chart) may still run: ended first
+            if window.undo_stack is not None:
+                window.undo_stack.setClean()
+            window.close()
+            _flush_deletes(code=2)
             raise UserError(f"cannot write the screenshot to {screenshot}")
         window.undo_stack.setClean()
         window.close()
@@ -147,7 +151,7 @@ def run(files: Sequence[str], shapes: Mapping[str, tuple[int, ...]] | None = Non
     code = int(app.exec())  # type: ignore[attr-defined]
     if server is not None:
         server.close()
-    _flush_deletes()
+    _flush_deletes(code=code)
     return code
 
 
@@ -184,24 +188,25 @@ def _wait_for_graph(window: object, timeout: float = 120.0) -> None:
     QApplication.processEvents()
 
 
-def _flush_deletes(wait_ms: int = 15000) -> None:
-    """Run pending deleteLater()s so no window is left for the interpreter's finalizer.
+def _flush_deletes(wait_ms: int = 15000, kill_wait_ms: int = 10000, code: int = 0) -> None:
+    """End the background jobs, then run pending deleteLater()s so no window is left
+    for the interpreter's finalizer.  The app is ending: no job starts after this.
 
-    Background jobs are asked to stop and waited for: no running QThread may outlive
-    the app (Qt aborts the process).  One that has not ended within ``wait_ms`` is
-    waited for to its end, said on stderr."""
+    No running QThread may outlive the app (Qt aborts the process: SIGABRT, exit 134).
+    Jobs are asked to stop and waited for up to ``wait_ms``; then the child processes
+    they wait on are killed and they get ``kill_wait_ms`` more (said on stderr).  One
+    that still runs cannot be stopped (Python code deaf to its token, MXNet's import):
+    the process then ends at once with ``code`` (:func:`workers.leave_now`), never
+    waiting for good nor destroying the thread."""
     import gc
 
     from PySide6.QtCore import QCoreApplication, QEvent
 
     from mxexplorer.gui import workers
 
-    left = workers.wait_all(wait_ms, cancel=True)
+    left = workers.shutdown(wait_ms, kill_wait_ms)
     if left:
-        sys.stderr.write(f"mxexplorer: waiting for {len(left)} background job(s) to end\n")
-        sys.stderr.flush()
-        while workers.wait_all(60000):
-            pass
+        workers.leave_now(left, code)
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QCoreApplication.processEvents()
     gc.collect()

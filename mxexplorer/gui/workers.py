@@ -6,12 +6,16 @@ The worker never touches widgets or the document: it returns data.
 """
 from __future__ import annotations
 
+import atexit
+import os
+import sys
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
+from mxexplorer.core.runtime import children
 from mxexplorer.core.runtime.errors import Cancelled, UserError
 from mxexplorer.core.runtime.progress import CancelToken, Throttled
 
@@ -110,15 +114,28 @@ class _Registry(QObject):
 
 
 _registry: _Registry | None = None
+#: the process is ending (:func:`shutdown` ran): no thread starts any more
+_closing = False
 
 
 def start(parent: QObject, worker: FunctionWorker) -> QThread:
     """Move ``worker`` to a new thread and start it; ``parent`` is the GUI object the
-    job belongs to (its owner cancels and waits for it on close)."""
+    job belongs to (its owner cancels and waits for it on close).
+
+    Once the process is ending (:func:`shutdown`) the thread is made but never
+    started and the job never runs: a thread started after the last wait (a queued
+    result whose slot starts the next job, while the last events are processed) was
+    still running when Python's exit destroyed it, and Qt aborted the process."""
     global _registry
     if _registry is None:
         _registry = _Registry()
+        # after PySide's own exit handler (registered as QtCore loaded), so it runs
+        # before it: PySide deletes every QObject Python owns, running threads too
+        atexit.register(_at_exit)
     thread = QThread()
+    if _closing:
+        worker.request_cancel()
+        return thread                    # not started: deleting it is safe
     _registry.add(thread, worker)
     worker.moveToThread(thread)
     thread.started.connect(worker.run)
@@ -152,6 +169,57 @@ def wait_all(timeout_ms: int = 10000, cancel: bool = False) -> list[FunctionWork
         if not thread.wait(remaining):
             left.append(worker)
     return left
+
+
+def shutdown(wait_ms: int = 15000, kill_wait_ms: int = 10000) -> list[FunctionWorker]:
+    """End every background job before the process exits; returns the workers still
+    running at the end (none, unless a job neither stops nor ends).
+
+    From now on no thread starts.  The running jobs are asked to stop and waited for up
+    to ``wait_ms``; then the child processes they may wait on (an isolated plan or
+    benchmark, graphviz dot) are killed, which ends such a wait at once, and they are
+    waited for up to ``kill_wait_ms`` more.  A job that still runs then (Python code
+    that ignores its token, MXNet's import) cannot be stopped from outside: the caller
+    leaves with :func:`leave_now` rather than let Qt abort on its running thread."""
+    global _closing
+    _closing = True
+    left = wait_all(wait_ms, cancel=True)
+    if left:
+        sys.stderr.write(f"mxexplorer: waiting for {len(left)} background job(s) to end\n")
+        sys.stderr.flush()
+        children.kill_all()
+        left = wait_all(kill_wait_ms)
+    return left
+
+
+def leave_now(left: list[FunctionWorker], code: int) -> NoReturn:
+    """End the process at once with ``code`` while ``left`` still run: no destructor
+    runs, so none destroys their running threads (Qt aborts on that, SIGABRT).  What
+    this process printed is flushed first, and its children are killed; settings and
+    files were written as the windows closed."""
+    children.kill_all()
+    sys.stderr.write(f"mxexplorer: {len(left)} background job(s) did not end; "
+                     "leaving them\n")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _at_exit() -> None:
+    """The last guard, for exits that skipped the app's own (an exception out of the
+    window's run, a script's ``sys.exit``): the same shutdown, before PySide deletes
+    the threads.  Its exit status is not known here: a job that cannot be stopped
+    ends the process with 1."""
+    global _closing
+    _closing = True
+    if _registry is None or not any(t.isRunning() for t, _ in _registry.running.values()):
+        return
+    left = shutdown()
+    if left:
+        leave_now(left, 1)
 
 
 class JobSlot(QObject):

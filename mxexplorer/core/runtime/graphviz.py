@@ -10,6 +10,7 @@ import subprocess
 import tempfile
 import time
 
+from mxexplorer.core.runtime import children
 from mxexplorer.core.runtime.errors import Cancelled, UserError
 from mxexplorer.core.runtime.progress import CancelToken
 
@@ -77,6 +78,7 @@ def run_dot(source: str, fmt: str, token: CancelToken | None = None,
         except OSError as exc:
             raise GraphvizMissing(f"cannot run graphviz 'dot' ({exc.strerror}); "
                                   f"install it with: {install_hint()}") from None
+        children.track(proc.pid, "dot")     # an exiting window kills it if need be
         try:
             while True:
                 try:
@@ -92,6 +94,7 @@ def run_dot(source: str, fmt: str, token: CancelToken | None = None,
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+            children.untrack(proc.pid)
         if proc.returncode != 0:
             with open(err, encoding="utf-8", errors="replace") as fh:
                 lines = [ln for ln in fh.read().splitlines() if ln.strip()]

@@ -27,6 +27,7 @@ import tempfile
 import time
 from typing import IO, Any, Callable
 
+from mxexplorer.core.runtime import children
 from mxexplorer.core.runtime.errors import Cancelled, UserError
 from mxexplorer.core.runtime.progress import CancelToken, Progress, no_progress
 
@@ -43,12 +44,9 @@ CHILD_BOOT = ("import sys\n"
               "sys.exit(_child())\n")
 
 
-_LIVE: set[int] = set()
-
-
 def live_children() -> set[int]:
     """Pids of the child processes running now (a closed window leaves none)."""
-    return set(_LIVE)
+    return children.live("isolated")
 
 
 class NativeCrash(UserError):
@@ -127,7 +125,7 @@ def call(fn: Callable[..., Any], *args: Any, what: str = "this work",
                                 pass_fds=(write_fd,), env=env)
     finally:
         os.close(write_fd)
-    _LIVE.add(proc.pid)
+    children.track(proc.pid, "isolated")
     try:
         assert proc.stdin is not None
         try:
@@ -162,7 +160,7 @@ def call(fn: Callable[..., Any], *args: Any, what: str = "this work",
         if proc.poll() is None:
             proc.kill()
         _reap(proc)
-        _LIVE.discard(proc.pid)
+        children.untrack(proc.pid)
         err.close()
         try:
             os.unlink(err.name)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -173,12 +174,30 @@ def test_a_dot_that_reads_late_gets_its_whole_source(tmp_path, monkeypatch) -> N
     assert result["out"].startswith(b"graph 1 1 1")
 
 
-#: a dot that says where it runs and then never finishes
-ENDLESS = """
-import os
-open(os.environ["DOT_PID_FILE"], "w").write(str(os.getpid()))
-time.sleep(3600)
-"""
+def _endless_dot(tmp_path) -> str:
+    """A ``dot`` that says where it runs and then never finishes: a shell script (it
+    starts in a millisecond, where a Python stand-in took seconds on a busy machine);
+    the pid goes to a temporary name, then to ``dot.pid``: a file that is there is
+    whole."""
+    path = tmp_path / "dot"
+    path.write_text('#!/bin/sh\necho $$ > "$DOT_PID_FILE.part"\n'
+                    'mv "$DOT_PID_FILE.part" "$DOT_PID_FILE"\nexec sleep 3600\n')
+    path.chmod(0o755)
+    return str(path)
+
+
+def _when_exists(path, then) -> threading.Thread:
+    """Call ``then()`` once ``path`` exists (checked every 10 ms, for up to WAIT_S)."""
+    def watch() -> None:
+        deadline = time.monotonic() + WAIT_S
+        while not path.exists() and time.monotonic() < deadline:
+            stop.wait(0.01)
+        then()
+
+    stop = threading.Event()
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
 
 
 def _gone(pid_file) -> bool:
@@ -195,18 +214,21 @@ def _gone(pid_file) -> bool:
 
 
 def test_cancel_kills_dot_whatever_it_is_doing(tmp_path, monkeypatch) -> None:
-    """State, not time: the stand-in never ends by itself, so a return is the kill."""
-    monkeypatch.setenv("MXEXPLORER_DOT", _stand_in(tmp_path, ENDLESS))
+    """State, not time: the cancel comes once dot runs (it has said its pid; a timer
+    fired before a busy machine had started it), and the stand-in never ends by
+    itself, so a return is the kill."""
+    monkeypatch.setenv("MXEXPLORER_DOT", _endless_dot(tmp_path))
     monkeypatch.setenv("DOT_PID_FILE", str(tmp_path / "dot.pid"))
     token = CancelToken()
-    threading.Timer(0.3, token.cancel).start()
+    watcher = _when_exists(tmp_path / "dot.pid", token.cancel)
     with pytest.raises(Cancelled):
         drawing.run_dot(_big_source(), "plain", token)
+    watcher.join(WAIT_S)
     assert _gone(tmp_path / "dot.pid")
 
 
 def test_a_dot_over_its_time_limit_is_stopped_in_one_line(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("MXEXPLORER_DOT", _stand_in(tmp_path, ENDLESS))
+    monkeypatch.setenv("MXEXPLORER_DOT", _endless_dot(tmp_path))
     monkeypatch.setenv("DOT_PID_FILE", str(tmp_path / "dot.pid"))
     with pytest.raises(drawing.DotTimeout, match="did not finish within 1 s"):
         drawing.run_dot("digraph { a }", "plain", time_limit=1.0)
