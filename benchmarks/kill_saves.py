@@ -2,7 +2,7 @@
 
 Each trial starts a child that works on a checkpoint pair (a Gluon ResNet-18 export,
 45 MB of weights) and reports each step it completed; the child is killed at a random
-moment; then the next start's tidying runs (``files.tidy``, as the window does) and the
+moment; then the next start's tidying runs (``tidying.tidy``, as the window does) and the
 files are checked:
 
 * save: the child renames a layer (its parameters follow, so the checkpoint's keys
@@ -13,12 +13,21 @@ files are checked:
   read back, of the last generation reported or the one after.
 * restore: the child restores an orphan and saves it over the pair, then drops the
   orphan: afterwards either the orphan is still there or the pair holds its edits.
+* race: as save, but after the kill and before the next start another program (a
+  training script: ``mx.model.save_checkpoint``) writes the pair, with a mark of its own
+  (an attribute on the first convolution, a changed bias).  The next start must leave
+  the other program's pair on disk, whole, with its mark: a committed save the kill
+  cut short is kept beside it (``-recovered-`` copies, checked whole), never replayed
+  over it (a "stale replay").
 
 Every tenth trial also loads the pair with MXNet and binds it.
 
     python benchmarks/kill_saves.py [--trials 120] [--seed 1]
 
-Prints a table: trials, mismatched pairs, stray temporaries, edits lost (all must be 0).
+    python benchmarks/kill_saves.py --modes race --trials 100
+
+Prints a table: trials, mismatched pairs, stray temporaries, edits lost, the other
+program's changes lost, stale replays (all must be 0), and the save results kept aside.
 """
 from __future__ import annotations
 
@@ -58,7 +67,7 @@ gen = generation(doc)
 def conv():
     return next(i for i, n in enumerate(doc.nodes)
                 if n.name.endswith("conv0_fwd") and n.name.startswith("g"))
-if mode == "save":
+if mode in ("save", "race"):
     while True:
         gen += 1
         edits.RenameNodeEdit(conv(), f"g{{gen}}_conv0_fwd").apply(doc)
@@ -133,6 +142,34 @@ def _pair_whole(path: str, with_mxnet: bool) -> str:
     return ""
 
 
+def _other_program_writes(path: str, mark: int) -> None:
+    """A training script's checkpoint over the pair: MXNet's own writer (in place, not
+    atomic), its own graph (the export this run began with, kept in ``reference/``)
+    with a mark on its first convolution and one bias set to ``mark``."""
+    import mxnet as mx
+
+    prefix = path[:-len("-symbol.json")]
+    reference = os.path.join(os.path.dirname(os.path.dirname(path)), "reference", "net")
+    sym, args, aux = mx.model.load_checkpoint(reference, 0)
+    conf = json.loads(sym.tojson())
+    conv = next(n for n in conf["nodes"] if n["name"].endswith("conv0_fwd"))
+    conv.setdefault("attrs", {})["__other__"] = str(mark)
+    bias = next(k for k in sorted(args) if k.endswith("_bias"))
+    args[bias] = mx.nd.full(args[bias].shape, mark)
+    mx.model.save_checkpoint(prefix, 0, mx.sym.load_json(json.dumps(conf)), args, aux)
+
+
+def _mark_on_disk(path: str) -> tuple[str | None, float | None]:
+    import mxnet as mx
+
+    with open(path) as fh:
+        conf = json.load(fh)
+    conv = next(n for n in conf["nodes"] if n["name"].endswith("conv0_fwd"))
+    arrays = mx.nd.load(path.replace("-symbol.json", "-0000.params"))
+    bias = next(k for k in sorted(arrays) if k.startswith("arg:") and k.endswith("_bias"))
+    return conv.get("attrs", {}).get("__other__"), float(arrays[bias].asnumpy().flat[0])
+
+
 def _dead_pid() -> int:
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
@@ -149,7 +186,7 @@ def trial(mode: str, work: str, path: str, kill_after: float, check_mxnet: bool,
           journal: bool = True) -> dict:
     from mxexplorer.core.graph.document import GraphDocument
     from mxexplorer.core.graph.recovery import RecoveryStore
-    from mxexplorer.core.runtime import files
+    from mxexplorer.core.runtime import tidying
 
     folder = os.path.dirname(path)
     saves, recovery = os.path.join(work, "saves"), os.path.join(work, "recovery")
@@ -177,9 +214,30 @@ def trial(mode: str, work: str, path: str, kill_after: float, check_mxnet: bool,
     out, err = child.communicate()
     reported = [line.split() for line in out.splitlines()]
     saved = [int(w[1]) for w in reported if w[0] == "saved" and w[1].isdigit()]
+    mark = 0
+    if mode == "race":                     # another program writes between kill and start
+        mark = random.randrange(1000, 10 ** 6)
+        _other_program_writes(path, mark)
     # the next start
-    files.tidy(saves, [folder, recovery])
-    result = {"mode": mode, "mismatched": 0, "temps": 0, "lost": 0, "note": ""}
+    said = tidying.tidy(saves, [folder, recovery])
+    result = {"mode": mode, "mismatched": 0, "temps": 0, "lost": 0, "theirs_lost": 0,
+              "stale": 0, "kept": 0, "note": ""}
+    if mode == "race":
+        got = _mark_on_disk(path)
+        if got != (str(mark), float(mark)):
+            result["theirs_lost"], result["note"] = 1, f"mark {mark}, on disk {got}"
+            if got[0] is None:
+                result["stale"] = 1
+        for kept in [k for t in said for k in getattr(t, "kept", ())]:
+            if kept.endswith("-symbol.json"):
+                result["kept"] += 1
+                # killed between the renames: its .params was in place already (and
+                # the other program wrote over it): the symbol is kept alone
+                why = _pair_whole(kept, False) if os.path.exists(
+                    kept.replace("-symbol.json", "-0000.params")) else ""
+                if why:
+                    result["mismatched"], result["note"] = 1, "kept copy: " + why
+            os.unlink(kept)
     temps = _temps(folder) + _temps(recovery)
     result["temps"] = len(temps)
     why = _pair_whole(path, check_mxnet)
@@ -211,6 +269,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=120)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--modes", default="save,autosave,restore,race",
+                        help="comma-separated trial modes, taken in turn")
     parser.add_argument("--no-journal", action="store_true",
                         help="save without the journal (what the pair save was before: "
                              "shows what the journal prevents)")
@@ -221,6 +281,9 @@ def main() -> None:
         model = os.path.join(work, "model")
         os.makedirs(model)
         path = _export(model)
+        os.makedirs(os.path.join(work, "reference"))
+        for name in ("net-symbol.json", "net-0000.params"):
+            shutil.copy(os.path.join(model, name), os.path.join(work, "reference", name))
         # how long one save takes here: kills land anywhere in two of them
         from mxexplorer.core.graph.document import GraphDocument
 
@@ -228,19 +291,24 @@ def main() -> None:
         GraphDocument.open(path).save(path, journal_dir=os.path.join(work, "saves"))
         span = max(0.2, 2 * (time.perf_counter() - started)) + 0.6   # + the child's start
         rows = []
+        modes = args.modes.split(",")
         for k in range(args.trials):
-            mode = ("save", "autosave", "restore")[k % 3]
+            mode = modes[k % len(modes)]
             rows.append(trial(mode, work, path, rng.uniform(0.3, 0.3 + span), k % 10 == 0,
                               not args.no_journal))
-            bad = [r for r in rows[-1:] if r["mismatched"] or r["temps"] or r["lost"]]
+            bad = [r for r in rows[-1:] if r["mismatched"] or r["temps"] or r["lost"]
+                   or r["theirs_lost"] or r["stale"]]
             if bad:
                 print("  trial", k, bad[0], flush=True)
         print(f"{'mode':<10} {'kills':>6} {'mismatched pairs':>17} {'stray temporaries':>18} "
-              f"{'edits lost':>11}")
-        for mode in ("save", "autosave", "restore", "all"):
+              f"{'edits lost':>11} {'theirs lost':>12} {'stale replays':>14} "
+              f"{'kept aside':>11}")
+        for mode in modes + ["all"]:
             sel = [r for r in rows if mode in ("all", r["mode"])]
             print(f"{mode:<10} {len(sel):>6} {sum(r['mismatched'] for r in sel):>17} "
-                  f"{sum(r['temps'] for r in sel):>18} {sum(r['lost'] for r in sel):>11}")
+                  f"{sum(r['temps'] for r in sel):>18} {sum(r['lost'] for r in sel):>11} "
+                  f"{sum(r['theirs_lost'] for r in sel):>12} "
+                  f"{sum(r['stale'] for r in sel):>14} {sum(r['kept'] for r in sel):>11}")
         print(f"(kills at a uniform moment within {span:.1f} s of each start; "
               f"{json.dumps({'seed': args.seed})})")
     finally:

@@ -23,6 +23,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     out.write(f"file        {data['file']}\n")
     if data["params_file"]:
         out.write(f"checkpoint  {data['params_file']}\n")
+    if data["checkpoint_mismatch"]:
+        out.write(f"mismatch    {data['checkpoint_mismatch']['words']}\n")
     upgraded = f", upgraded by {data['upgraded_by']}" if data["upgraded_by"] else ""
     out.write(f"format      {data['format']}, saved by MXNet {_version(data['mxnet_version'])}"
               f"{upgraded}\n")

@@ -368,3 +368,31 @@ def test_plan_within_a_budget_the_unplanned_graph_fits_says_so(capsys) -> None:
     assert main(args + ["--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert "nothing is recomputed" in data["summary"] and data["recompute_share"] == 0
+
+
+def test_info_and_onnx_say_a_checkpoint_does_not_belong_to_its_graph(tmp_path) -> None:
+    """Issue 37: a pair whose names do not belong together opened as if they did, and
+    ``onnx`` then asked for ``--shape`` of the 40 BatchNorm moving statistics."""
+    from tests.core.graph.test_checkpoint_match import mismatched_pair
+
+    path = str(mismatched_pair(tmp_path))
+    proc = run("info", path)
+    assert proc.returncode == 0, proc.stderr
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("mismatch")), "")
+    assert "net-0000.params does not match the graph: it lacks 62 of the graph's 62 " \
+           "parameters (resnetv10_conv0_weight, " in line, proc.stdout
+    assert "+37 more" in line and "10 of its 10 arrays are not in the graph" in line
+    data = json.loads(run("info", path, "--json").stdout)
+    sym = mx.sym.load(path)
+    assert data["checkpoint_mismatch"]["lacking_aux"] == sym.list_auxiliary_states()
+    assert data["checkpoint_mismatch"]["unused"][:2] == ["fc1_weight", "fc1_bias"]
+    proc = run("onnx", path, "--shape", "data=1,3,32,32", "-o", str(tmp_path / "x.onnx"))
+    assert proc.returncode == 2
+    err = _one_error_line(proc)
+    assert "net-0000.params does not match the graph: it lacks 62 of the graph's 62 " \
+           "parameters" in err and "40 of its 40 auxiliary states" in err
+    assert "--shape" not in err and "no shape for" not in err
+    assert not (tmp_path / "x.onnx").exists()
+    # the pair that belongs together: no such line
+    proc = run("info", str(EXAMPLES / "mlp-symbol.json"))
+    assert "checkpoint  " in proc.stdout and "mismatch" not in proc.stdout

@@ -100,3 +100,24 @@ def test_bench_says_it_needs_mxnet_and_where_to_get_it() -> None:
     line = proc.stderr.strip().splitlines()[0]
     assert line.startswith("mxexplorer: error: bench needs MXNet (it times MXNet training")
     assert "Python 3.11" in line and "Traceback" not in proc.stderr
+
+
+def test_info_says_a_checkpoint_does_not_belong_to_its_graph(tmp_path) -> None:
+    """Issue 37, without MXNet: the ``.params`` index alone says which arrays a
+    checkpoint lacks and which it holds for no variable of the graph."""
+    shutil.copy(R18, tmp_path / "net-symbol.json")
+    shutil.copy(EXAMPLES / "mlp-0000.params", tmp_path / "net-0000.params")
+    proc = cli("info", str(tmp_path / "net-symbol.json"))
+    assert proc.returncode == 0, proc.stderr
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("mismatch")), "")
+    assert line == ("mismatch    net-0000.params does not match the graph: it lacks 62 of "
+                    "the graph's 62 parameters (resnetv10_conv0_weight, "
+                    "resnetv10_batchnorm0_gamma, resnetv10_batchnorm0_beta, +59 more) and "
+                    "40 of its 40 auxiliary states (resnetv10_batchnorm0_running_mean, "
+                    "resnetv10_batchnorm0_running_var, "
+                    "resnetv10_stage1_batchnorm0_running_mean, +37 more); 10 of its 10 "
+                    "arrays are not in the graph (fc1_weight, fc1_bias, bn1_gamma, "
+                    "+7 more)")
+    assert not mxnet_imported(proc)
+    proc = cli("info", str(MLP))                          # the pair that belongs
+    assert proc.returncode == 0 and "mismatch" not in proc.stdout

@@ -17,9 +17,12 @@ from mxexplorer.core.ops import registry
 def info(doc: GraphDocument) -> dict[str, Any]:
     """Format, counts, inputs, outputs, parameters, aux states and op histogram."""
     n = doc.nodes
+    mismatch = doc.checkpoint_mismatch()
     return {
         "file": doc.path,
         "params_file": doc.params_path,
+        #: what the checkpoint lacks and holds for nothing (None: they belong together)
+        "checkpoint_mismatch": mismatch.to_dict() if mismatch is not None else None,
         "format": model.GENERATION_LABELS[doc.generation],
         "generation": doc.generation,
         "mxnet_version": doc.file_version,

@@ -288,8 +288,20 @@ def export_snapshot(snap: Any, shapes: Mapping[str, Shape], out_path: str,
                     inputs: str | None = None, progress: Progress = no_progress,
                     token: CancelToken | None = None) -> ExportReport:
     """:func:`export` of a document snapshot (its checkpoint, renames followed) in a
-    child process."""
-    nodes = GraphDocument.from_snapshot(snap).operators()
+    child process.
+
+    Raises
+    ------
+    UserError : also when the checkpoint lacks arrays the graph reads (it belongs to
+        another graph: its names, not ``--shape`` for the weights it lacks).
+    """
+    doc = GraphDocument.from_snapshot(snap)
+    mismatch = doc.checkpoint_mismatch()
+    if mismatch is not None and mismatch.lacking:
+        raise UserError(f"{mismatch.words()}: export the graph with its own checkpoint, or "
+                        f"move {os.path.basename(mismatch.params_file)} away to export "
+                        "with random weights")
+    nodes = doc.operators()
     report: ExportReport = isolated.call(
         export, snap.json, dict(shapes), out_path, nodes, snap.params_path,
         dict(snap.param_renames), opset, check, inputs, progress=progress, token=token,

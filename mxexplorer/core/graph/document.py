@@ -12,7 +12,16 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from mxexplorer.core.graph import kinds, opinfo, params_file, symbol_io, tags, traversal
+from mxexplorer.core.graph import (
+    checkpoint_match,
+    kinds,
+    opinfo,
+    params_file,
+    saving,
+    symbol_io,
+    tags,
+    traversal,
+)
 from mxexplorer.core.graph.changes import AttrsChanged, Change, KindsChanged, NamesChanged, Saved
 from mxexplorer.core.graph.kinds import NodeKind
 from mxexplorer.core.graph.model import Entry, Node, ParsedGraph
@@ -58,6 +67,9 @@ class GraphDocument:
         self.path = path
         self.params_path = params_path
         self.params_epoch: int | None = None
+        #: what each file read or written was then (absolute path -> identity; None:
+        #: absent): a save will not overwrite one another program wrote since unasked
+        self.disk: dict[str, files.FileIdentity | None] = {}
         self._params_index: list[params_file.ParamInfo] | None = None
         #: checkpoint key (as in the .params file) -> the variable's current name
         self.param_renames: dict[str, str] = {}
@@ -85,9 +97,12 @@ class GraphDocument:
             epoch = int(os.path.basename(path).rsplit("-", 1)[1].split(".")[0])
         else:
             params_path, epoch = params_file.find_checkpoint(path)
+        # identified before they are read: a write in between is seen as a change
+        disk = {os.path.abspath(p): files.identify(p) for p in (symbol_path, params_path) if p}
         graph = symbol_io.read_graph(symbol_path, use_mxnet=use_mxnet)
         doc = cls(graph, symbol_path, params_path)
         doc.params_epoch = epoch
+        doc.disk = disk
         return doc
 
     @classmethod
@@ -396,6 +411,19 @@ class GraphDocument:
         """Checkpoint shapes under the variables' current names (renames followed)."""
         return {self.param_renames.get(p.name, p.name): p.shape for p in self.params_index()}
 
+    def checkpoint_mismatch(self) -> checkpoint_match.CheckpointMismatch | None:
+        """What the open checkpoint and the graph disagree on: the parameters and
+        auxiliary states it lacks, the arrays it holds that no variable reads (its keys
+        following renames); None without a checkpoint or when they belong together."""
+        if self.params_path is None:
+            return None
+        names = [n.name for n in self.nodes]
+        aux = [names[i] for i in self.aux_states()]
+        return checkpoint_match.compare(
+            self.params_path, self.params_index(), self.param_renames,
+            [names[i] for i in self.parameters()], aux,
+            [names[i] for i in self.arguments()] + aux)
+
     # ----------------------------------------------------------------- writing
     def to_dict(self) -> dict[str, Any]:
         return symbol_io.graph_to_dict(self.nodes, self.heads, self.graph_attrs,
@@ -446,22 +474,26 @@ class GraphDocument:
             return None
         return params_file.renamed_copy(self.params_path, lambda name: renames.get(name, name))
 
-    def save(self, path: str, journal_dir: str | None = None) -> None:
+    # ------------------------------------------------------------ on the disk
+    def changed_on_disk(self) -> list[str]:
+        """The files read or written here that another program wrote (or removed) since."""
+        return [p for p, was in self.disk.items() if not files.same_file(was, p)]
+
+    def accept_disk(self) -> None:
+        """Take the files as they are now as this document's (the user chose to keep
+        the edits over another program's change): the next save goes over them."""
+        self.disk = {p: files.identify(p) for p in self.disk}
+        self._params_index = None
+
+    def save(self, path: str, journal_dir: str | None = None, force: bool = False) -> None:
         """Write the symbol and, with a checkpoint open and ``path`` named
-        ``prefix-symbol.json``, the ``prefix-NNNN.params`` beside it, as one unit: a
-        kill at any moment leaves the old pair or the new one (with ``journal_dir``,
-        where :func:`files.finish_interrupted` finds what a kill cut short)."""
-        params_path = self.params_target(path)
-        text = self.to_json().encode("utf-8")
-        items: list[tuple[str, Callable[[str], None]]] = []
-        writer = self.params_writer(params_path) if params_path else None
-        if params_path and writer is not None:
-            items.append((params_path, writer))
-        items.append((path, lambda tmp: files.write_bytes_to(tmp, text)))
-        files.save_together(items, journal_dir)
+        ``prefix-symbol.json``, the ``prefix-NNNN.params`` beside it, as one unit
+        (:func:`saving.write_pair`: what it raises, and ``force``)."""
+        params_path = saving.write_pair(self, path, journal_dir, force)
         if params_path:
             self.params_path = params_path
             self._params_index = None
             self.param_renames = {}
         self.path = path
+        self.disk = {os.path.abspath(p): files.identify(p) for p in (path, self.params_path) if p}
         self._emit(Saved())

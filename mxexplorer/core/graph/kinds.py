@@ -29,7 +29,8 @@ def infer_kinds(nodes: Sequence[Node], order: Sequence[int],
     """Kind of every node.
 
     A variable is a parameter when it reaches an operator through a weight-like slot
-    (weight, bias, gamma, beta ...), when it carries what only learned tensors carry
+    (weight, bias, gamma, beta ...) or reaches one only through one-input operators (a
+    weight normalised first), when it carries what only learned tensors carry
     (``__init__``, ``__wd_mult__``), when the open checkpoint holds it (``checkpoint``:
     name -> "arg" or "aux"), or when it has a complete ``__shape__`` and joins the
     graph midway (every other input of its consumers is computed from the data: an
@@ -66,6 +67,9 @@ def infer_kinds(nodes: Sequence[Node], order: Sequence[int],
                     kind = NodeKind.PARAM
         if kind == NodeKind.DATA and (_LEARNED_ONLY & node.attrs.keys()):
             kind = NodeKind.PARAM
+        if kind == NodeKind.DATA and _weight_through_transforms(i, nodes, users, slots_of,
+                                                                input_roles):
+            kind = NodeKind.PARAM
         if checkpoint.get(node.name) == "arg":
             kind = NodeKind.PARAM
         elif checkpoint.get(node.name) == "aux":
@@ -76,6 +80,46 @@ def infer_kinds(nodes: Sequence[Node], order: Sequence[int],
         if i < len(kinds) and nodes[i].is_variable:
             kinds[i] = kind
     return kinds
+
+
+def _chain_ends(i: int, nodes: Sequence[Node],
+                users: Sequence[Sequence[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """Where the uses of node ``i`` end when followed through one-input operators
+    (L2Normalization, Reshape, transpose, Cast ...): (consumer, input position) of the
+    first consumers with other inputs besides."""
+    ends: list[tuple[int, int]] = []
+    stack, seen = [i], {i}
+    while stack:
+        j = stack.pop()
+        for consumer, pos in users[j]:
+            if len(nodes[consumer].inputs) == 1:
+                if consumer not in seen:
+                    seen.add(consumer)
+                    stack.append(consumer)
+            else:
+                ends.append((consumer, pos))
+    return ends
+
+
+def _weight_through_transforms(i: int, nodes: Sequence[Node],
+                               users: Sequence[Sequence[tuple[int, int]]],
+                               slots_of: dict[int, list[str]],
+                               input_roles: Callable[[int], list[str]]) -> bool:
+    """Every use of variable ``i`` reaches a weight slot through one-input operators:
+    a weight normalised or reshaped before its layer reads it (the ``fc7_weight`` of
+    ArcFace-style heads, through L2Normalization: issue 37).  Whatever the variable
+    carries (``__lr_mult__``, ``__shape__``, ``__dtype__``, ``__storage_type__`` or
+    nothing), it is learned, as a variable in the slot itself is."""
+    if all(len(nodes[c].inputs) != 1 for c, _ in users[i]):
+        return False                    # read directly: the slots have said
+    ends = _chain_ends(i, nodes, users)
+    for consumer, pos in ends:
+        slots = slots_of.get(consumer)
+        if slots is None:
+            slots = slots_of[consumer] = input_roles(consumer)
+        if slots[pos] not in opinfo.PARAM_SLOTS:
+            return False
+    return bool(ends)
 
 
 def _complete_shape(attrs: Mapping[str, str]) -> bool:

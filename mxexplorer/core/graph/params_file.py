@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable
 
 from mxexplorer.core.runtime.errors import SymbolFileError
-from mxexplorer.core.runtime.files import open_regular, read_errors, save_together
+from mxexplorer.core.runtime.files import open_regular, open_temp, read_errors, save_together
 
 _LIST_MAGIC = 0x112
 _V1_MAGIC = 0xF993FAC8
@@ -209,8 +209,11 @@ def renamed_copy(src: str, rename: Callable[[str], str]) -> Callable[[str], None
     through ``rename`` (called with the name without its ``arg:``/``aux:`` prefix): the
     arrays are copied byte for byte, a megabyte at a time, then the new names.  The
     index is read now: a damaged file is refused before anything is written."""
-    with open_regular(src) as fh:
-        _, names, names_at = _parse(fh, os.fstat(fh.fileno()).st_size)
+    try:
+        with read_errors(src), open_regular(src) as fh:
+            _, names, names_at = _parse(fh, os.fstat(fh.fileno()).st_size)
+    except (ValueError, struct.error) as exc:
+        raise SymbolFileError(f"not a readable MXNet .params file: {exc}", src) from None
     out = [struct.pack("<Q", len(names))]
     for key in names:
         kind, sep, name = key.partition(":")
@@ -220,7 +223,7 @@ def renamed_copy(src: str, rename: Callable[[str], str]) -> Callable[[str], None
     tail = b"".join(out)
 
     def write(tmp: str) -> None:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = open_temp(tmp)
         with open_regular(src) as fh, os.fdopen(fd, "wb") as dst:
             left = names_at
             while left:

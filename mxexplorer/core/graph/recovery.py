@@ -58,8 +58,19 @@ class RecoveryStore:
             "saved_at": time.time(), "path": doc.path, "params_path": doc.params_path,
             "params_epoch": doc.params_epoch, "param_renames": dict(doc.param_renames),
             "upgraded": doc.upgraded or "", "graph": doc.to_dict(),
+            "disk": {p: (w.to_json() if w else None) for p, w in doc.disk.items()},
         }
         target = self._file(key)
+        files.write_atomic(target, json.dumps(record))
+        return target
+
+    def keep(self, doc: GraphDocument) -> str:
+        """Write ``doc``'s edits as an orphan at once (no live process owns it): what a
+        reload from disk leaves behind, offered back like a crashed run's edits."""
+        target = self.write(f"kept-{self.new_key()}", doc)
+        with open(target, encoding="utf-8") as fh:
+            record = json.load(fh)
+        record["pid"], record["started"] = 0, None
         files.write_atomic(target, json.dumps(record))
         return target
 
@@ -103,6 +114,9 @@ class RecoveryStore:
         doc.params_epoch = data.get("params_epoch")
         renames = dict(data.get("param_renames") or {})
         doc.param_renames = {str(k): str(v) for k, v in renames.items()}
+        disk = data.get("disk")
+        if isinstance(disk, dict):       # what the edits were made over
+            doc.disk = {str(p): files.FileIdentity.from_json(w) for p, w in disk.items()}
         return doc
 
     @staticmethod

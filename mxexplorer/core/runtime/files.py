@@ -5,27 +5,49 @@
 * :func:`save_together`: several files as one unit (a symbol file and its ``.params``):
   each written to a temporary, then a journal says "committed", then the renames.  A
   kill before the commit leaves the old files (the next start removes the temporaries);
-  after it, the next start finishes the renames (:func:`finish_interrupted`): the old
-  pair or the new pair, never one of each.
-* Temporaries are named ``.<name>.mxexplorer-<pid>-<random>.tmp``: one whose process is
-  gone is a leftover, removed by :func:`clean_stray_temps` (each write cleans its own
-  folder; the window cleans the folders it knows at start).
+  after it, the next start finishes the renames (:func:`tidying.finish_interrupted`):
+  the old pair or the new pair, never one of each.
+* Temporaries are named ``.<name>.mxexplorer-<pid>-<random>.tmp`` and held under an
+  exclusive lock (``flock``) while their save runs: one that nobody holds and whose
+  process is gone is a leftover, removed by :func:`clean_stray_temps` (each write cleans
+  its own folder; the window cleans the folders it knows at start).  The lock is what
+  counts: another instance that cannot see this process (another host on a shared
+  folder, another pid namespace) still finds the temporary locked.  A save whose
+  temporaries vanished all the same fails (:class:`SaveLost`), before any rename.
+* The journal records each target's identity (:class:`FileIdentity`) as the save found
+  it: a committed save is finished at the next start only over those same files.  When
+  another program wrote one in between, the save's result is kept as a copy beside them
+  (``PREFIX-recovered-STAMP-symbol.json``) and the files stay as the other program left
+  them (:class:`tidying.Tidied`).
+* ``expected`` identities (:mod:`reading`): files the editor read and will not save
+  over unasked once another program wrote them (:class:`ChangedOnDisk`).
 
 No Qt, no MXNet.
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import os
 import re
 import secrets
-import stat
 import time
-from typing import BinaryIO, Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Sequence
 
-from mxexplorer.core.runtime.errors import SymbolFileError
+# what callers have always found here (reading, and identities since issue 37)
+from mxexplorer.core.runtime.reading import ChangedOnDisk as ChangedOnDisk
+from mxexplorer.core.runtime.reading import FileIdentity as FileIdentity
+from mxexplorer.core.runtime.reading import NotARegularFile as NotARegularFile
+from mxexplorer.core.runtime.reading import identify as identify
+from mxexplorer.core.runtime.reading import open_regular as open_regular
+from mxexplorer.core.runtime.reading import read_errors as read_errors
+from mxexplorer.core.runtime.reading import read_regular as read_regular
+from mxexplorer.core.runtime.reading import same_file as same_file
+
+try:
+    import fcntl
+except ImportError:                        # Windows: the pid test alone
+    fcntl = None  # type: ignore[assignment]
 
 #: what a temporary of ours looks like: its process id is the second group
 TEMP_RE = re.compile(r"^\.(.+)\.mxexplorer-(\d+)-[0-9a-f]{8}\.tmp$")
@@ -59,6 +81,8 @@ def start_time(pid: int) -> str | None:
 
 def process_alive(pid: int, started: str | None = None) -> bool:
     """``pid`` runs (and, given its start time, is the same process)."""
+    if pid <= 0:                          # no process: a record nobody owns
+        return False
     if pid == os.getpid():
         return True
     now = start_time(pid)
@@ -75,68 +99,38 @@ def process_alive(pid: int, started: str | None = None) -> bool:
     return started is None or now == started
 
 
-class NotARegularFile(OSError):
-    """A FIFO, a folder, a device or a socket where a file was expected."""
+class SaveLost(OSError):
+    """A save's temporaries vanished before they were renamed into place (another
+    program removed them): nothing was written."""
 
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
-
-
-def open_regular(path: str) -> BinaryIO:
-    """``path`` opened for reading, if it is a regular file (through symlinks).  Never
-    blocks: a FIFO named like a checkpoint made every command wait for good, and
-    ``/dev/zero`` would be read without end.
-
-    Raises
-    ------
-    NotARegularFile : what it is instead, in its ``strerror``.
-    OSError : it cannot be opened (missing, a symlink loop, no permission).
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+def _lock(fd: int, wait: bool) -> bool:
+    """An exclusive lock on ``fd``; False when another holds it (and not ``wait``)."""
+    if fcntl is None:
+        return True
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = next((w for test, w in _KINDS if test(mode)), "not a regular file")
-            raise NotARegularFile(0, f"is {kind}, not a file")
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        return True
+    except OSError:
+        return False
+
+
+def _claim(path: str) -> int:
+    """Create ``path`` (it must not exist) and hold it under an exclusive lock; returns
+    the open descriptor (closing it releases the lock).  A cleaner that removed it
+    between the create and the lock is seen (the name no longer leads to it) and the
+    claim fails with FileExistsError, for a fresh name to be tried."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                 0o600)
+    try:
+        _lock(fd, wait=True)
+        st, now = os.fstat(fd), os.stat(path)
+        if (st.st_dev, st.st_ino) != (now.st_dev, now.st_ino):
+            raise FileExistsError(path)
+        return fd
     except BaseException:
         os.close(fd)
         raise
-
-
-@contextlib.contextmanager
-def read_errors(path: str) -> Iterator[None]:
-    """A failure to read ``path`` as one :class:`SymbolFileError` line: missing, a
-    folder, not a regular file (a FIFO, a device), or the system's reason."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise SymbolFileError("no such file", path) from None
-    except IsADirectoryError:
-        raise SymbolFileError("is a folder, not a file", path) from None
-    except NotARegularFile as exc:
-        raise SymbolFileError(str(exc.strerror), path) from None
-    except OSError as exc:
-        raise SymbolFileError(f"cannot be read: {exc.strerror}", path) from None
-
-
-def read_regular(path: str, limit: int) -> bytes:
-    """The whole of a regular file of at most ``limit`` bytes (:func:`open_regular`).
-
-    Raises
-    ------
-    OSError : as :func:`open_regular`; ``EFBIG`` when it is bigger than ``limit``.
-    """
-    with open_regular(path) as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size > limit:
-            raise OSError(27, f"is {size:,} bytes, over the {limit:,} read here")
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(27, f"grew past {limit:,} bytes while it was read")
-    return data
 
 
 def temp_path(path: str) -> str:
@@ -166,9 +160,26 @@ def _fsync_folder(folder: str) -> None:
         os.close(fd)
 
 
+def open_temp(tmp: str) -> int:
+    """``tmp`` opened for writing: the temporary :func:`save_together` claimed (empty),
+    or a new file when it is not one of ours (it must not exist then)."""
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    if os.fstat(fd).st_size or tmp not in _claimed:
+        os.close(fd)
+        raise FileExistsError(tmp)
+    return fd
+
+
+#: temporaries this process holds now (claimed, not yet renamed or removed)
+_claimed: set[str] = set()
+
+
 def write_bytes_to(tmp: str, data: bytes) -> None:
-    """Create ``tmp`` (it must not exist) with ``data``, synced to the disk."""
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    """Fill ``tmp`` (see :func:`open_temp`) with ``data``, synced to the disk."""
+    fd = open_temp(tmp)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
         fh.flush()
@@ -193,23 +204,40 @@ def write_atomic(path: str, data: str | bytes) -> None:
         tmp, data.encode("utf-8") if isinstance(data, str) else data))])
 
 
-def save_together(items: Sequence[tuple[str, Writer]], journal_dir: str | None = None
-                  ) -> None:
+def save_together(items: Sequence[tuple[str, Writer]], journal_dir: str | None = None,
+                  expected: dict[str, FileIdentity | None] | None = None) -> None:
     """Write every ``(target, writer)`` as one unit: all the new files or all the old.
 
-    Each writer fills a temporary beside its target.  With ``journal_dir`` (and more
-    than one file), a journal there records the temporaries before they exist and
-    "committed" once all are written, so that :func:`finish_interrupted` can complete
-    or undo a save a kill cut short.  Raises ``OSError`` with every target untouched
-    and no temporary left when a write fails.
+    Each writer fills a temporary beside its target, claimed under a lock.  With
+    ``journal_dir`` (and more than one file), a journal there records the temporaries
+    and the targets' identities before they exist and "committed" once all are
+    written, so that :func:`finish_interrupted` can complete or undo a save a kill cut
+    short.  ``expected`` (path -> identity, None for absent) are files the caller read
+    and will not overwrite if another program wrote them since: checked before anything
+    is written and again just before the renames.
+
+    Raises
+    ------
+    ChangedOnDisk : a file of ``expected`` changed (nothing written).
+    SaveLost : a temporary vanished before its rename (nothing written).
+    OSError : a write failed; every target untouched and no temporary left.
     """
-    pairs = [(temp_path(target), os.path.abspath(target)) for target, _ in items]
-    for _, target in pairs:
+    expected = {os.path.abspath(p): w for p, w in (expected or {}).items()}
+    check_unchanged(expected)
+    targets = [os.path.abspath(target) for target, _ in items]
+    for target in targets:
         clean_stray_temps(os.path.dirname(target))
-    journal = _journal_name(journal_dir) if journal_dir and len(pairs) > 1 else None
+    held: list[tuple[int, str]] = []
+    journal = _journal_name(journal_dir) if journal_dir and len(targets) > 1 else None
+    journal_fd = None
     try:
+        before = {t: identify(t, digest=False) for t in targets} if journal else {}
         if journal:
-            _write_journal(journal, "writing", pairs)
+            journal_fd = _claim(journal + ".lock")
+            _write_journal(journal, "writing", _temps_for(targets, held), before)
+        else:
+            _temps_for(targets, held)
+        pairs = [(tmp, target) for (_, tmp), target in zip(held, targets)]
         for (tmp, target), (_, writer) in zip(pairs, items):
             writer(tmp)
             try:
@@ -217,16 +245,78 @@ def save_together(items: Sequence[tuple[str, Writer]], journal_dir: str | None =
             except OSError:
                 pass
         if journal:
-            _write_journal(journal, "committed", pairs)
+            _write_journal(journal, "committed", pairs, before)
+        lost = [tmp for tmp, _ in pairs if not _still_ours(tmp, held)]
+        if lost:
+            raise SaveLost(0, "another program removed this save's temporary files ("
+                           + ", ".join(os.path.basename(t) for t in lost)
+                           + "): nothing was written")
+        check_unchanged(expected)
     except BaseException:
-        for tmp, _ in pairs:
+        for _, tmp in held:
             _unlink(tmp)
         if journal:
             _unlink(journal)
+        _release(held)
+        _unlock_journal(journal, journal_fd)
         raise
-    _rename_all(pairs)
-    if journal:
-        _unlink(journal)
+    try:
+        _rename_all(pairs)          # a failure here leaves the journal: the next start
+        if journal:                 # finishes the renames
+            _unlink(journal)
+    finally:
+        _release(held)
+        _unlock_journal(journal, journal_fd)
+
+
+def _unlock_journal(journal: str | None, fd: int | None) -> None:
+    if journal is not None and fd is not None:
+        _unlink(journal + ".lock")
+        os.close(fd)
+
+
+def check_unchanged(expected: dict[str, FileIdentity | None]) -> None:
+    """Raises :class:`ChangedOnDisk` naming the files that are no longer as recorded."""
+    changed = [p for p, was in expected.items() if not same_file(was, p)]
+    if changed:
+        raise ChangedOnDisk(changed)
+
+
+def _temps_for(targets: Sequence[str], held: list[tuple[int, str]]
+               ) -> list[tuple[str, str]]:
+    """A claimed temporary beside each target, appended to ``held``."""
+    for target in targets:
+        for _ in range(20):
+            tmp = temp_path(target)
+            try:
+                fd = _claim(tmp)
+            except FileExistsError:
+                continue
+            held.append((fd, tmp))
+            _claimed.add(tmp)
+            break
+        else:
+            raise OSError(17, f"cannot claim a temporary file beside {target}")
+    return [(tmp, target) for (_, tmp), target in zip(held, targets)]
+
+
+def _still_ours(tmp: str, held: list[tuple[int, str]]) -> bool:
+    fd = next(fd for fd, t in held if t == tmp)
+    try:
+        st, now = os.fstat(fd), os.stat(tmp)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _release(held: list[tuple[int, str]]) -> None:
+    for fd, tmp in held:
+        _claimed.discard(tmp)
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    held.clear()
 
 
 def _rename_all(pairs: Iterable[tuple[str, str]]) -> None:
@@ -245,12 +335,18 @@ def _journal_name(folder: str) -> str:
                                 f"{JOURNAL_SUFFIX}")
 
 
-def _write_journal(path: str, state: str, pairs: Sequence[tuple[str, str]]) -> None:
+def _write_journal(path: str, state: str, pairs: Sequence[tuple[str, str]],
+                   before: dict[str, FileIdentity | None]) -> None:
     record = {"state": state, "pid": os.getpid(), "started": start_time(os.getpid()),
-              "pairs": [list(p) for p in pairs]}
+              "pairs": [list(p) for p in pairs],
+              "before": {t: (w.to_json() if w else None) for t, w in before.items()}}
     tmp = temp_path(path)
     try:
-        write_bytes_to(tmp, json.dumps(record).encode())
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(json.dumps(record).encode())
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         _unlink(tmp)
@@ -258,44 +354,9 @@ def _write_journal(path: str, state: str, pairs: Sequence[tuple[str, str]]) -> N
     _fsync_folder(os.path.dirname(path))
 
 
-def finish_interrupted(journal_dir: str) -> list[str]:
-    """Complete the saves a kill cut short (their process gone): a committed one is
-    finished (every temporary renamed over its target), any other undone (its
-    temporaries removed).  Returns one sentence per save dealt with."""
-    try:
-        names = sorted(os.listdir(journal_dir))
-    except OSError:
-        return []
-    done = []
-    for name in names:
-        if not name.endswith(JOURNAL_SUFFIX):
-            continue
-        path = os.path.join(journal_dir, name)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                record = json.load(fh)
-            pid, state = int(record["pid"]), str(record["state"])
-            pairs = [(str(t), str(p)) for t, p in record["pairs"]]
-        except (OSError, ValueError, KeyError, TypeError):
-            _unlink(path)                  # a journal cut short: its save never began
-            continue
-        if process_alive(pid, record.get("started")):
-            continue
-        targets = ", ".join(os.path.basename(p) for _, p in pairs)
-        if state == "committed":
-            _rename_all(pairs)
-            done.append(f"finished an interrupted save of {targets}")
-        else:
-            for tmp, _ in pairs:
-                _unlink(tmp)
-            done.append(f"undid an interrupted save of {targets} (the files are as before)")
-        _unlink(path)
-    return done
-
-
 def clean_stray_temps(folder: str) -> list[str]:
-    """Remove the temporaries of ours in ``folder`` whose process is gone (a kill while
-    writing); returns their names."""
+    """Remove the temporaries of ours in ``folder`` that no save holds (their lock is
+    free) and whose process is gone (a kill while writing); returns their names."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -304,7 +365,7 @@ def clean_stray_temps(folder: str) -> list[str]:
     uid = os.getuid() if hasattr(os, "getuid") else None
     for entry in entries:
         match = TEMP_RE.match(entry.name)
-        if match is None:
+        if match is None or entry.path in _claimed:
             continue
         try:
             if not entry.is_file(follow_symlinks=False) or \
@@ -314,20 +375,27 @@ def clean_stray_temps(folder: str) -> list[str]:
             continue
         if process_alive(int(match.group(2))):
             continue
-        _unlink(entry.path)
-        removed.append(entry.name)
+        if _remove_unheld(entry.path):
+            removed.append(entry.name)
     return removed
 
 
-def tidy(journal_dir: str, folders: Iterable[str]) -> list[str]:
-    """What a start does after a crash or a kill: saves cut short finished or undone
-    (:func:`finish_interrupted`), leftover temporaries removed from ``folders``.
-    Returns one sentence per thing done."""
-    done = finish_interrupted(journal_dir)
-    removed = 0
-    for folder in dict.fromkeys(folders):
-        removed += len(clean_stray_temps(folder))
-    if removed:
-        done.append(f"removed {removed} temporary file{'s' if removed > 1 else ''} a "
-                    "killed save left")
-    return done
+def _remove_unheld(path: str) -> bool:
+    """Remove ``path`` if no save holds its lock (taken while it is removed)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        if not _lock(fd, wait=False):
+            return False
+        try:
+            st, now = os.fstat(fd), os.stat(path)
+        except OSError:
+            return False
+        if (st.st_dev, st.st_ino) != (now.st_dev, now.st_ino):
+            return False
+        _unlink(path)
+        return True
+    finally:
+        os.close(fd)

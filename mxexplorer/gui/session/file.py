@@ -42,14 +42,17 @@ class DocumentFile(QObject):
         """The document differs from its file (edits, or restored after a crash)."""
         return self.base_modified or not self.undo_stack.isClean()
 
-    def save_to(self, path: str) -> None:
+    def save_to(self, path: str, force: bool = False) -> None:
         """Write the document (and its checkpoint) to ``path``; clean afterwards.
 
         Raises
         ------
-        OSError : the file could not be written (the document and its edits stay).
+        ChangedOnDisk : another program wrote a file this save would overwrite since it
+            was read (unless ``force``): nothing written, the edits stay.
+        OSError, UserError : the files could not be written, or the checkpoint read
+            (the document and its edits stay).
         """
-        self.document.save(path, journal_dir=self.settings.saves_dir())
+        self.document.save(path, journal_dir=self.settings.saves_dir(), force=force)
         if self.inputs.shapes():
             self.settings.set_last_shapes(path, self.inputs.shapes())
         self.base_modified = False

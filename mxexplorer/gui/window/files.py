@@ -3,6 +3,11 @@ background, or now), open anywhere (the window that shows it, this one when empt
 a new one), drop, recent files, save and save as (never over the original without
 asking), the unsaved-changes question, and the recovery of a crashed run's edits.
 
+Its :class:`DiskWatch` watches the files on disk (the symbol file and its ``.params``):
+when another program (or another window) writes one, an unmodified document is read
+again, and a modified one asks: reload (the edits kept in recovery), keep mine, or
+compare.  A save over a file written since it was read asks first.
+
 It holds no widget of its own: it asks its window (``set_document``, ``session``,
 ``host``, the status bar) and makes new windows through ``make_window``.
 """
@@ -13,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QPoint, Slot
+from PySide6.QtCore import QObject, QPoint, QTimer, Slot
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
 
 from mxexplorer.core.analysis import outline, shapes, stats
@@ -21,9 +26,11 @@ from mxexplorer.core.analysis.shapes import Shape
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.graph.recovery import RecoveryStore
 from mxexplorer.core.render import blocks, drawing
+from mxexplorer.core.runtime import files as disk
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.gui.mxnet_loader import loader
-from mxexplorer.gui.text import ask, message_box
+from mxexplorer.gui.text import ask, message_box, warn
+from mxexplorer.gui.window.disk_watch import DiskWatch
 from mxexplorer.gui.window.windows import all_windows
 from mxexplorer.gui.workers import JobSlot
 
@@ -101,6 +108,10 @@ class FileController(QObject):
         self.job = JobSlot(self)
         self.job.finished.connect(self._on_opened)
         self.job.failed.connect(self._on_open_failed)
+        #: what the document's files are on disk, and another program's writes
+        self.disk_watch = DiskWatch(self)
+        self.watcher = self.disk_watch.watcher
+        self._reloading = False
 
     # ---------------------------------------------------------------- open
     def open_file(self, path: str, shapes: dict[str, Shape] | None = None) -> None:
@@ -122,23 +133,37 @@ class FileController(QObject):
         doc = opened.doc
         window = self.window
         self._opening_path = None
+        reloading, self._reloading = self._reloading, False
         window.statusBar().clearMessage()
-        if window.session is not None and not self.maybe_save():
+        if window.session is not None and not reloading and not self.maybe_save():
             return
+        self.show_document(doc, opened.analysis)
+        if reloading:
+            window.statusBar().showMessage(
+                f"Reloaded {os.path.basename(doc.path or '')} from disk", 8000)
+
+    def show_document(self, doc: GraphDocument, analysis: Any = None) -> Any:
+        """Show ``doc`` in this window, watch its files, and infer its shapes when they
+        are known (``analysis``: made as the file was read, for those shapes)."""
+        window = self.window
         session = window.set_document(doc)
         self.opened_at = time.monotonic()
+        self.watch_disk()
         if self._open_shapes:
             session.inputs.set({**session.inputs.shapes(), **self._open_shapes},
                                infer=False)
+            self._open_shapes = {}
         if session.inputs.shapes() and session.inputs.auto_infer:
             # the engine, in-process: no MXNet needed; made as the file was read when
             # the shapes were known then
-            if opened.analysis is None or not session.analysis.adopt(*opened.analysis):
+            if analysis is None or not session.analysis.adopt(*analysis):
                 session.analysis.infer()
+        return session
 
     @Slot(str)
     def _on_open_failed(self, message: str) -> None:
         self._opening_path = None
+        self._reloading = False
         self.window.statusBar().clearMessage()
         self.window.host.show_error("Cannot open the file", message.strip().splitlines()[-1])
         if self.made_for_file and self.window.session is None:
@@ -159,6 +184,7 @@ class FileController(QObject):
         if self.window.session is not None and not self.maybe_save():
             return False
         self.window.set_document(doc)
+        self.watch_disk()
         return True
 
     def open_dialog(self) -> None:
@@ -259,18 +285,61 @@ class FileController(QObject):
         self.confirmed_overwrite = True
         return self.write(path)
 
-    def write(self, path: str) -> bool:
+    def write(self, path: str, force: bool = False) -> bool:
+        """Save to ``path``; a file another program wrote since it was read here is
+        overwritten only when the user says so (``force``: they did)."""
         session = self.window.session
         assert session is not None
-        try:
-            session.file.save_to(path)
-        except OSError as exc:
-            self.window.host.show_error("Save failed", f"{path}: {exc.strerror or exc}\n"
-                                        "Your edits are kept; try another folder.")
+        if (force or self.disk_watch.kept_over) and \
+                not self.disk_watch.pair_fits(session.document):
             return False
+        try:
+            session.file.save_to(path, force=force)
+        except disk.ChangedOnDisk as exc:
+            answer = self.disk_watch.ask_save_over(exc.paths)
+            if answer == QMessageBox.StandardButton.Yes:
+                return self.write(path, force=True)
+            return answer == QMessageBox.StandardButton.Save and self.save_as()
+        except (OSError, UserError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.window.host.show_error(
+                "Save failed", f"{path}: {reason}\nYour edits are kept; nothing was "
+                "written. Try Save As, or another folder.")
+            return False
+        self.watch_disk()
         self.window.update_title()
         self.window.statusBar().showMessage(f"Saved {path}", 4000)
         return True
+
+    def watch_disk(self) -> None:
+        """Watch the files of the document shown now (after an open or a save)."""
+        self.disk_watch.watch(self.window.document)
+
+    def reload(self) -> None:
+        """Read the document's file again; unsaved edits are kept in recovery first."""
+        session = self.window.session
+        doc = self.window.document
+        if session is None or doc is None or not doc.path:
+            return
+        if session.file.is_modified():
+            try:
+                RecoveryStore(self.settings.recovery_dir()).keep(doc)
+            except OSError as exc:
+                warn(self.window, "Cannot keep the edits",
+                     f"The edits cannot be kept in recovery ({exc.strerror or exc}); "
+                     "nothing was reloaded.")
+                return
+        path = doc.path
+        self._reloading = True
+        self._opening_path = path
+        wanted = _Wanted({}, self.settings.last_shapes(path), "float32", loader().ready)
+        self.job.start(lambda progress, token: _read(path, progress, token, wanted))
+        self.window.statusBar().showMessage(f"Reloading {os.path.basename(path)}\u2026")
+
+    def restore_edits(self) -> None:
+        """File > Restore Unsaved Edits: the edits kept by a reload or a crashed run."""
+        if not self.offer_recovery():
+            self.window.statusBar().showMessage("No unsaved edits to restore", 4000)
 
     def maybe_save(self) -> bool:
         """Ask before unsaved edits are dropped; True when it is fine to go on."""
@@ -289,9 +358,28 @@ class FileController(QObject):
         return answer == QMessageBox.StandardButton.Discard
 
     # ------------------------------------------------------------- recovery
+    def report_tidied(self, tidied: list[disk.Tidied]) -> None:
+        """What the start did about saves a kill cut short: a save's result kept beside
+        files another program wrote since gets a dialog (once the window is up); the
+        rest a status line."""
+        if not tidied:
+            return
+        kept = [t for t in tidied if getattr(t, "kept", ())]
+        self.window.statusBar().showMessage("; ".join(tidied).capitalize(), 15000)
+        if kept:
+            text = ("mxexplorer was stopped while it saved, and another program wrote the "
+                    "same files before this start. Their files were left as they are; "
+                    "the interrupted save is kept beside them:\n"
+                    + "\n".join(f"  {path}" for t in kept for path in t.kept)
+                    + "\n\nOpen a kept file to see those edits, or compare it with the "
+                    "other program's.")
+            QTimer.singleShot(0, self.window, lambda: message_box(
+                self.window, QMessageBox.Icon.Warning, "An interrupted save was kept aside",
+                text).exec())
+
     def offer_recovery(self) -> int:
-        """Offer back the unsaved edits a crashed or killed mxexplorer left; returns
-        how many documents were restored (each in a window of its own)."""
+        """Offer back the unsaved edits a crashed or killed mxexplorer (or a reload)
+        left; returns how many documents were restored (each in a window of its own)."""
         store = RecoveryStore(self.settings.recovery_dir())
         orphans = store.orphans()
         if not orphans:
@@ -321,7 +409,7 @@ class FileController(QObject):
                 continue
             target = self.window if self.window.session is None and not self.opening \
                 else self.new_window()
-            target.set_document(doc).file.mark_restored()
+            target.files.show_document(doc).file.mark_restored()
             target.statusBar().showMessage(
                 f"Restored the unsaved edits of {orphan.label}: save to keep them")
             store.discard(orphan)

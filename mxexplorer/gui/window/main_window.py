@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from mxexplorer.core.analysis import report, stats
 from mxexplorer.core.analysis.shapes import Shape, ShapeResult
 from mxexplorer.core.graph import edits, tags
-from mxexplorer.core.graph.changes import AttrsChanged, Change, Saved
+from mxexplorer.core.graph.changes import AttrsChanged, Change, NamesChanged, Saved
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.graph.edits import Edit
 from mxexplorer.gui.bridge import disconnect_quietly
@@ -93,6 +93,11 @@ class MainWindow(QMainWindow):
             self.mxnet_label.fontMetrics().horizontalAdvance("MXNet: unavailable") + 8)
         self.totals.setMinimumWidth(120)
         self.totals.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        #: a checkpoint not of this graph, said while shown (status lines come and go)
+        self.checkpoint_note = plain_label()
+        set_role(self.checkpoint_note, "error")
+        self.checkpoint_note.hide()
+        self.statusBar().addPermanentWidget(self.checkpoint_note)
         self.statusBar().addPermanentWidget(self.totals)
         self.statusBar().addPermanentWidget(self.mxnet_label)
         self.setAcceptDrops(True)
@@ -237,6 +242,7 @@ class MainWindow(QMainWindow):
             self.settings.set_last_open_dir(os.path.dirname(os.path.abspath(doc.path)))
         self.update_title()
         self._update_totals()
+        self._update_checkpoint_note()
         if doc.unknown_ops():
             self.statusBar().showMessage("Ops unknown to MXNet 1.9.1: "
                                          + report.unknown_ops_words(doc))
@@ -316,11 +322,22 @@ class MainWindow(QMainWindow):
     def _on_document_changed(self, change: Change) -> None:
         """Counts change with the graph (a node's outputs, names); tags and saves
         leave them, and an inference already under way brings them with its figures."""
+        if isinstance(change, (Saved, NamesChanged)):
+            self._update_checkpoint_note()   # saved as another pair; a rename finds an array
         if isinstance(change, Saved) or (isinstance(change, AttrsChanged)
                                          and change.tags_only):
             return
         if self.session is None or not self.session.analysis.job.busy:
             self._update_totals()
+
+    def _update_checkpoint_note(self) -> None:
+        """Say what the open checkpoint lacks and holds for nothing (the names in its
+        tooltip), or nothing when it belongs to the graph."""
+        doc = self.document
+        found = doc.checkpoint_mismatch() if doc is not None else None
+        self.checkpoint_note.setText(found.headline() if found is not None else "")
+        self.checkpoint_note.setToolTip(tip(found.words()) if found is not None else "")
+        self.checkpoint_note.setVisible(found is not None)
 
     def _update_totals(self, *_: object) -> None:
         session = self.session

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import mxnet as mx
+import numpy as np
 import pytest
 
 from mxexplorer.core.analysis import stats
@@ -112,3 +113,48 @@ def test_an_unregistered_custom_op_is_unknown_and_stops_inference_in_one_line() 
     line = err.one_line()
     assert "\n" not in line and "Traceback" not in line and ".cc" not in line
     assert result.by_entry[(conv_id, 0)] == (1, 8, 6, 6)        # what comes before it
+
+
+def _normalised_classifier(**weight_attrs):
+    """The head of FaceRec's MobileFaceNet (MarioBR04/FaceRec, models/model-symbol.json,
+    issue 37), shrunk: the class weights reach the classifier through
+    L2Normalization, so no weight slot reads the variable itself; the file carries
+    ``__lr_mult__`` and ``__shape__`` on it and nothing only learned tensors carry."""
+    emb = mx.sym.FullyConnected(mx.sym.Flatten(_conv()), num_hidden=16, name="pre_fc1",
+                                weight=mx.sym.var("fc1_weight", lr_mult=1.0,
+                                                  wd_mult=1.0, shape=(16, 288)))
+    emb = mx.sym.BatchNorm(emb, fix_gamma=True, eps=2e-5, name="fc1")
+    scaled = mx.sym.L2Normalization(emb, mode="instance", name="fc1n") * 64.0
+    weight = mx.sym.var("fc7_weight", **weight_attrs)
+    fc7 = mx.sym.FullyConnected(scaled, mx.sym.L2Normalization(weight, mode="instance"),
+                                no_bias=True, num_hidden=10, name="fc7")
+    label = mx.sym.var("softmax_label")
+    out = mx.sym.SoftmaxOutput(fc7 - mx.sym.one_hot(label, depth=10, on_value=22.4),
+                               label, normalization="valid", name="softmax")
+    return mx.sym.Group([mx.sym.BlockGrad(emb), out])
+
+
+@pytest.mark.parametrize("attrs", [
+    {"lr_mult": 1.0},                                   # as the FaceRec file has it
+    {}, {"dtype": "float32"}, {"stype": "row_sparse"}, {"init": mx.init.Normal(0.01)},
+    {"wd_mult": 10.0}, {"lr_mult": 1.0, "dtype": "float16"},
+], ids=lambda a: "+".join(["shape", *sorted(a)]))
+def test_a_normalised_classifier_weight_counts_as_mxnet_counts_it(attrs) -> None:
+    """Issue 37: 1,201,024 parameters where MXNet counts 4,144,512 (fc7_weight, read
+    through L2Normalization, taken for a data input).  MXNet's count: the arguments a
+    Module is not fed (data and label), at the shapes MXNet infers (``__shape__`` is
+    what lets it: L2Normalization does not pass a shape back to its input)."""
+    sym = _normalised_classifier(shape=(10, 16), **attrs)
+    doc = GraphDocument.from_json(sym.tojson())
+    assert [doc.nodes[i].name for i in doc.data_inputs()] == ["data", "softmax_label"]
+    from mxexplorer.core.analysis import shapes
+
+    given = {"data": (2, 3, 8, 8), "softmax_label": (2,)}
+    assert "fc7_weight" not in shapes.guess_input_shapes(doc)
+    args, _, aux = sym.infer_shape(**given)
+    mx_params = sum(int(np.prod(s)) for n, s in zip(sym.list_arguments(), args)
+                    if n not in given)
+    st = stats.compute(doc, shapes.infer(doc.to_json(), given))
+    assert st.params == mx_params == (8 * 3 * 9 + 8) + (16 * 288 + 16) + 2 * 16 + 10 * 16
+    assert st.aux_values == sum(int(np.prod(s)) for s in aux)
+

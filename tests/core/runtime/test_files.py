@@ -10,7 +10,7 @@ import pytest
 
 from mxexplorer.core.graph import edits
 from mxexplorer.core.graph.document import GraphDocument
-from mxexplorer.core.runtime import files
+from mxexplorer.core.runtime import files, tidying
 from tests.conftest import dead_pid
 
 
@@ -75,7 +75,7 @@ def _interrupted(tmp_path, state: str):
 def test_a_committed_save_cut_short_is_finished_at_the_next_start(tmp_path) -> None:
     folder, journal, a, b = _interrupted(tmp_path, "committed")
     os.replace(folder / next(n for n in os.listdir(folder) if n.startswith(".m-0000")), a)
-    said = files.tidy(str(journal), [str(folder)])        # killed between the renames
+    said = tidying.tidy(str(journal), [str(folder)])        # killed between the renames
     assert (a.read_text(), b.read_text()) == ("new params", "new symbol")
     assert said == ["finished an interrupted save of m-0000.params, m-symbol.json"]
     assert sorted(os.listdir(folder)) == ["m-0000.params", "m-symbol.json"]
@@ -84,7 +84,7 @@ def test_a_committed_save_cut_short_is_finished_at_the_next_start(tmp_path) -> N
 
 def test_an_uncommitted_save_cut_short_is_undone_at_the_next_start(tmp_path) -> None:
     folder, journal, a, b = _interrupted(tmp_path, "writing")
-    said = files.tidy(str(journal), [str(folder)])
+    said = tidying.tidy(str(journal), [str(folder)])
     assert (a.read_text(), b.read_text()) == ("old params", "old symbol")
     assert said[0].startswith("undid an interrupted save")
     assert sorted(os.listdir(folder)) == ["m-0000.params", "m-symbol.json"]
@@ -132,3 +132,162 @@ def test_write_atomic_replaces_and_keeps_original_on_failure(tmp_path) -> None:
         files.write_atomic(str(blocker / "b.json"), "lost?")
     assert blocker.read_text() == "keep"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".mxexplorer-")] == []
+
+
+def _journal_of_a_killed_save(tmp_path, doc_path, text: str) -> tuple[str, str]:
+    """A real save of ``doc_path`` killed right after its journal said "committed"
+    (in a child, SIGKILLed between the journal and the renames); returns the journal
+    folder and the symbol's temporary."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    from tests.conftest import REPO
+
+    journal = tmp_path / "saves"
+    child = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(REPO)!r})
+        from mxexplorer.core.runtime import files
+        real = files._rename_all
+        def killed(pairs):
+            os.kill(os.getpid(), signal.SIGKILL)     # committed, nothing renamed
+        files._rename_all = killed
+        from mxexplorer.core.graph.document import GraphDocument
+        doc = GraphDocument.open({str(doc_path)!r})
+        node = doc.find("fc1")[0]
+        from mxexplorer.core.graph import edits
+        edits.RenameNodeEdit(node, {text!r}).apply(doc)
+        doc.save({str(doc_path)!r}, journal_dir={str(journal)!r})
+    """)
+    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    (record,) = [json.loads((journal / n).read_text()) for n in os.listdir(journal)
+                 if n.endswith(files.JOURNAL_SUFFIX)]
+    assert record["state"] == "committed"
+    return str(journal), record["pairs"][-1][0]
+
+
+def test_a_committed_save_is_not_replayed_over_files_written_since(mlp_copy, tmp_path
+                                                                   ) -> None:
+    """The journal replays a committed save only over the files it started from: when
+    a training script wrote the pair in between, theirs stay and ours is kept beside."""
+    journal, _ = _journal_of_a_killed_save(tmp_path, mlp_copy, "ours1")
+    params = mlp_copy.parent / "mlp-0000.params"
+    sym, args, aux = mx.model.load_checkpoint(str(mlp_copy)[:-len("-symbol.json")], 0)
+    mx.model.save_checkpoint(str(mlp_copy)[:-len("-symbol.json")], 0, sym,
+                             {k: v * 2 for k, v in args.items()}, aux)   # theirs
+    theirs = mlp_copy.read_bytes(), params.read_bytes()
+    said = tidying.tidy(journal, [str(mlp_copy.parent)])
+    assert (mlp_copy.read_bytes(), params.read_bytes()) == theirs
+    (done,) = said
+    assert "was not finished: another program wrote mlp-0000.params, mlp-symbol.json" \
+        in done
+    kept = sorted(os.path.basename(k) for k in done.kept)
+    assert len(kept) == 2 and kept[0].startswith("mlp-recovered-") \
+        and kept[0].endswith("-0000.params") and kept[1].endswith("-symbol.json")
+    # the kept pair is whole: it loads in MXNet with our edit
+    prefix = os.path.join(str(mlp_copy.parent), kept[1][:-len("-symbol.json")])
+    sym, args, _ = mx.model.load_checkpoint(prefix, 0)
+    assert "ours1_weight" in sym.list_arguments() and "ours1_weight" in args
+    assert not [n for n in os.listdir(mlp_copy.parent) if n.endswith(".tmp")]
+    assert not os.listdir(journal)
+
+
+def test_a_committed_save_over_untouched_files_is_still_finished(mlp_copy, tmp_path
+                                                                 ) -> None:
+    journal, _ = _journal_of_a_killed_save(tmp_path, mlp_copy, "ours1")
+    said = tidying.tidy(journal, [str(mlp_copy.parent)])
+    assert said == ["finished an interrupted save of mlp-0000.params, mlp-symbol.json"]
+    needed, have = _pair(mlp_copy)
+    assert "ours1_weight" in needed and needed <= have
+
+
+def test_a_save_in_progress_is_safe_from_an_instance_in_another_pid_namespace(
+        tmp_path) -> None:
+    """Another instance that cannot see this process (another pid namespace, made
+    with unshare) tidies the folder while a save writes: its temporaries are locked,
+    so they stay, and the save completes."""
+    import shutil
+    import subprocess
+    import sys
+    import threading
+
+    from tests.conftest import REPO
+
+    unshare = shutil.which("unshare")
+    probe = subprocess.run([unshare, "-Urpf", "--mount-proc", "true"],
+                           capture_output=True) if unshare else None
+    target = tmp_path / "m-symbol.json"
+    target.write_text("old")
+    writing, go_on = threading.Event(), threading.Event()
+    cleaned: list[str] = []
+
+    def slow(tmp: str) -> None:
+        files.write_bytes_to(tmp, b"new")
+        writing.set()
+        assert go_on.wait(120)
+
+    saver = threading.Thread(target=lambda: files.save_together([(str(target), slow)]))
+    saver.start()
+    assert writing.wait(120)
+    clean = (f"import sys; sys.path.insert(0, {str(REPO)!r}); "
+             "from mxexplorer.core.runtime import files; "
+             f"print(files.clean_stray_temps({str(tmp_path)!r}))")
+    if probe is not None and probe.returncode == 0:
+        # the other instance runs where this process's pid does not exist
+        cmd = [unshare, "-Urpf", "--mount-proc", sys.executable, "-c", clean]
+        seen = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert seen.returncode == 0, seen.stderr
+        cleaned.append(seen.stdout.strip())
+    else:
+        # no user namespaces here: the same tidy, its pid test fooled by a dead pid
+        tmp = next(n for n in os.listdir(tmp_path) if n.endswith(".tmp"))
+        fake = tmp.replace(f"-{os.getpid()}-", f"-{dead_pid()}-")
+        os.rename(tmp_path / tmp, tmp_path / fake)
+        files._claimed.discard(str(tmp_path / tmp))
+        cleaned.append(str(files.clean_stray_temps(str(tmp_path))))
+        os.rename(tmp_path / fake, tmp_path / tmp)
+    go_on.set()
+    saver.join(120)
+    assert cleaned == ["[]"]
+    assert target.read_text() == "new"
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_a_save_whose_temporaries_vanished_fails_loudly(tmp_path) -> None:
+    a, b = tmp_path / "m-0000.params", tmp_path / "m-symbol.json"
+    a.write_text("old params")
+    b.write_text("old symbol")
+
+    def removed_by_another_program(tmp: str) -> None:
+        files.write_bytes_to(tmp, b"new symbol")
+        for name in os.listdir(tmp_path):
+            if name.endswith(".tmp"):
+                os.unlink(tmp_path / name)
+
+    with pytest.raises(files.SaveLost, match="removed this save's temporary files"):
+        files.save_together([(str(a), lambda tmp: files.write_bytes_to(tmp, b"new params")),
+                             (str(b), removed_by_another_program)], str(tmp_path / "saves"))
+    assert (a.read_text(), b.read_text()) == ("old params", "old symbol")
+
+
+def test_a_save_over_a_file_written_since_it_was_read_is_refused(mlp_copy) -> None:
+    doc = GraphDocument.open(str(mlp_copy))
+    edits.RenameNodeEdit(doc.find("fc2")[0], "dense2").apply(doc)
+    params = mlp_copy.parent / "mlp-0000.params"
+    params.write_bytes(params.read_bytes())               # rewritten: same bytes
+    doc.save(str(mlp_copy))                                # a copy of the same: fine
+    edits.RenameNodeEdit(doc.find("dense2")[0], "fc2b").apply(doc)
+    raw = bytearray(params.read_bytes())
+    raw[len(raw) // 2] ^= 1                                # a weight changed
+    params.write_bytes(bytes(raw))                         # another program's change
+    before = mlp_copy.read_bytes()
+    with pytest.raises(files.ChangedOnDisk) as caught:
+        doc.save(str(mlp_copy))
+    assert [os.path.basename(p) for p in caught.value.paths] == ["mlp-0000.params"]
+    assert mlp_copy.read_bytes() == before
+    doc.save(str(mlp_copy), force=True)                    # the user's word
+    assert "fc2b_weight" in _pair(mlp_copy)[0]

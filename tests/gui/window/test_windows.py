@@ -230,3 +230,29 @@ def test_a_long_status_line_is_elided_before_the_labels_on_the_right(make_window
     assert window.statusBar().fontMetrics().horizontalAdvance(shown) < totals
     window.host.show_status("short")
     assert window.statusBar().currentMessage() == "short"
+
+
+def test_a_checkpoint_of_another_graph_is_said_at_open_and_stays_said(
+        make_window, mlp_copy, qtbot, tmp_path) -> None:
+    """Issue 37: the window opened a pair whose names do not belong together without a
+    word.  Now a line beside the totals says so as it opens and stays (status messages
+    come and go over it); its tooltip names the arrays; the pair that belongs clears it."""
+    from tests.core.graph.test_checkpoint_match import mismatched_pair
+
+    window = make_window(mlp_copy)
+    note = window.checkpoint_note
+    assert note.isHidden()
+    (tmp_path / "other").mkdir()
+    path = mismatched_pair(tmp_path / "other")
+    window.files.open_file(str(path))
+    qtbot.waitUntil(lambda: window.document is not None
+                    and window.document.path == str(path), timeout=WAIT_MS)
+    assert note.isVisible()
+    assert note.text() == ("net-0000.params does not match the graph: it lacks 102 of "
+                           "the graph's arrays and holds 10 arrays the graph does not use")
+    assert "resnetv10_conv0_weight" in note.toolTip() and "+59 more" in note.toolTip()
+    window.statusBar().showMessage("something else")
+    assert note.isVisible()
+    window.files.open_file(str(mlp_copy))
+    qtbot.waitUntil(lambda: window.document.path == str(mlp_copy), timeout=WAIT_MS)
+    assert note.isHidden()
