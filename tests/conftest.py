@@ -135,3 +135,41 @@ def zoo(tmp_path_factory: pytest.TempPathFactory):
         return symbol
 
     return export
+
+
+def killed_save_journal(tmp_path, doc_path, text: str) -> tuple[str, str]:
+    """A real save of ``doc_path`` killed right after its journal said "committed"
+    (in a child, SIGKILLed between the journal and the renames); returns the journal
+    folder and the symbol's temporary."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    from mxexplorer.core.runtime import files
+
+    journal = tmp_path / "saves"
+    child = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(REPO)!r})
+        from mxexplorer.core.runtime import files
+        real = files._rename_all
+        def killed(pairs):
+            os.kill(os.getpid(), signal.SIGKILL)     # committed, nothing renamed
+        files._rename_all = killed
+        from mxexplorer.core.graph.document import GraphDocument
+        doc = GraphDocument.open({str(doc_path)!r})
+        node = doc.find("fc1")[0]
+        from mxexplorer.core.graph import edits
+        edits.RenameNodeEdit(node, {text!r}).apply(doc)
+        doc.save({str(doc_path)!r}, journal_dir={str(journal)!r})
+    """)
+    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    (record,) = [json.loads((journal / n).read_text()) for n in os.listdir(journal)
+                 if n.endswith(files.JOURNAL_SUFFIX)]
+    assert record["state"] == "committed"
+    return str(journal), record["pairs"][-1][0]

@@ -11,7 +11,7 @@ import pytest
 from mxexplorer.core.graph import edits
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.runtime import files, tidying
-from tests.conftest import dead_pid
+from tests.conftest import dead_pid, killed_save_journal
 
 
 def _pair(doc_path) -> tuple[set[str], set[str]]:
@@ -134,47 +134,11 @@ def test_write_atomic_replaces_and_keeps_original_on_failure(tmp_path) -> None:
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".mxexplorer-")] == []
 
 
-def _journal_of_a_killed_save(tmp_path, doc_path, text: str) -> tuple[str, str]:
-    """A real save of ``doc_path`` killed right after its journal said "committed"
-    (in a child, SIGKILLed between the journal and the renames); returns the journal
-    folder and the symbol's temporary."""
-    import signal
-    import subprocess
-    import sys
-    import textwrap
-
-    from tests.conftest import REPO
-
-    journal = tmp_path / "saves"
-    child = textwrap.dedent(f"""
-        import os, signal, sys
-        sys.path.insert(0, {str(REPO)!r})
-        from mxexplorer.core.runtime import files
-        real = files._rename_all
-        def killed(pairs):
-            os.kill(os.getpid(), signal.SIGKILL)     # committed, nothing renamed
-        files._rename_all = killed
-        from mxexplorer.core.graph.document import GraphDocument
-        doc = GraphDocument.open({str(doc_path)!r})
-        node = doc.find("fc1")[0]
-        from mxexplorer.core.graph import edits
-        edits.RenameNodeEdit(node, {text!r}).apply(doc)
-        doc.save({str(doc_path)!r}, journal_dir={str(journal)!r})
-    """)
-    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
-                         timeout=120)
-    assert run.returncode == -signal.SIGKILL, run.stderr
-    (record,) = [json.loads((journal / n).read_text()) for n in os.listdir(journal)
-                 if n.endswith(files.JOURNAL_SUFFIX)]
-    assert record["state"] == "committed"
-    return str(journal), record["pairs"][-1][0]
-
-
 def test_a_committed_save_is_not_replayed_over_files_written_since(mlp_copy, tmp_path
                                                                    ) -> None:
     """The journal replays a committed save only over the files it started from: when
     a training script wrote the pair in between, theirs stay and ours is kept beside."""
-    journal, _ = _journal_of_a_killed_save(tmp_path, mlp_copy, "ours1")
+    journal, _ = killed_save_journal(tmp_path, mlp_copy, "ours1")
     params = mlp_copy.parent / "mlp-0000.params"
     sym, args, aux = mx.model.load_checkpoint(str(mlp_copy)[:-len("-symbol.json")], 0)
     mx.model.save_checkpoint(str(mlp_copy)[:-len("-symbol.json")], 0, sym,
@@ -198,7 +162,7 @@ def test_a_committed_save_is_not_replayed_over_files_written_since(mlp_copy, tmp
 
 def test_a_committed_save_over_untouched_files_is_still_finished(mlp_copy, tmp_path
                                                                  ) -> None:
-    journal, _ = _journal_of_a_killed_save(tmp_path, mlp_copy, "ours1")
+    journal, _ = killed_save_journal(tmp_path, mlp_copy, "ours1")
     said = tidying.tidy(journal, [str(mlp_copy.parent)])
     assert said == ["finished an interrupted save of mlp-0000.params, mlp-symbol.json"]
     needed, have = _pair(mlp_copy)

@@ -13,7 +13,7 @@ from mxexplorer.core.graph import edits
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.graph.recovery import RecoveryStore
 from mxexplorer.gui.window.main_window import MainWindow
-from tests.conftest import WAIT_MS
+from tests.conftest import WAIT_MS, killed_save_journal
 
 B = QMessageBox.StandardButton
 
@@ -213,3 +213,25 @@ def test_a_restored_document_is_inferred_again(qtbot, settings, mlp_copy, dialog
                     timeout=WAIT_MS)
     assert window.session.analysis.fresh_shapes().output_shapes == ((4, 10),)
     assert window.is_modified() and window.document.find("dense1")
+
+
+def test_a_save_kept_aside_at_start_is_said_in_a_dialog(qtbot, settings, mlp_copy,
+                                                        dialogs, tmp_path) -> None:
+    """A save killed after its journal said "committed", then a training script wrote
+    the pair: the next start leaves the script's files and says, in a dialog, where
+    the interrupted save was kept (not a 15 s status line)."""
+    from mxexplorer.core.runtime import tidying
+    journal, _ = killed_save_journal(tmp_path, mlp_copy, "ours1")
+    _training_script_writes(mlp_copy)
+    theirs = mlp_copy.read_bytes()
+    window = MainWindow(settings)
+    qtbot.addWidget(window, before_close_func=_drop)
+    window.show()
+    dialogs.answer(B.Ok)
+    window.files.report_tidied(tidying.tidy(journal, [str(mlp_copy.parent)]))
+    qtbot.waitUntil(lambda: len(dialogs.seen) == 1, timeout=WAIT_MS)
+    (title, text), = dialogs.take()
+    assert title == "An interrupted save was kept aside"
+    kept = sorted(n for n in os.listdir(mlp_copy.parent) if "-recovered-" in n)
+    assert len(kept) == 2 and all(name in text for name in kept)
+    assert mlp_copy.read_bytes() == theirs
