@@ -13,6 +13,7 @@ import time
 import traceback
 from typing import Any, Callable, NoReturn
 
+import shiboken6
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from mxexplorer.core.runtime import children
@@ -304,11 +305,17 @@ class JobSlot(QObject):
         if self._current():
             self._worker = None
             self.finished.emit(result)
-            self.ended.emit()
+            self._ended()
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
         if self._current():
             self._worker = None
             self.failed.emit(message)
+            self._ended()
+
+    def _ended(self) -> None:
+        # a handler may have shown a dialog, in whose loop the window closed and this
+        # slot went with it: nothing is left to tell then
+        if shiboken6.isValid(self):
             self.ended.emit()

@@ -125,3 +125,29 @@ def test_a_job_slot_passes_only_the_newest_job_and_partials_from_the_first_momen
 
     wait_for_workers()
     assert results.results == ["fast"]       # the cancelled job's result never came
+
+
+def test_an_owner_deleted_while_a_failure_is_shown_is_no_error(qtbot) -> None:
+    """The window closes while its error dialog is up (the failure's handler runs a
+    modal loop, where the closed window's objects are deleted): the slot then said
+    "Signal source has been deleted" from ``ended.emit()`` (issue 37)."""
+    from PySide6.QtCore import QEvent
+
+    from mxexplorer.core.runtime.errors import UserError
+
+    owner = QObject()
+    slot = workers.JobSlot(owner)
+    shown: list[str] = []
+
+    def dialog_while_the_window_closes(message: str) -> None:
+        shown.append(message)
+        owner.deleteLater()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+    def fails(progress, token):
+        raise UserError("no such file")
+
+    slot.failed.connect(dialog_while_the_window_closes)
+    slot.start(fails)
+    qtbot.waitUntil(lambda: shown == ["no such file"], timeout=WAIT_MS)
+    workers.wait_all(WAIT_MS)

@@ -77,6 +77,9 @@ def test_inspector_alone_shows_the_output_shape_memory_and_macs(alone) -> None:
     inspector.name_edit.setText("dense1")
     inspector.rename_button.click()
     assert "fc1_weight \u2192 dense1_weight" in inspector.note_label.text()
+    session.undo_stack.undo()           # the note said what no longer is
+    assert inspector.note_label.text() == ""
+    assert inspector.name_edit.text() == "fc1"
 
 
 def test_shape_form_alone_scrolls_and_filters_150_inputs(alone, qtbot) -> None:

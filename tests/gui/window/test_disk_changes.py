@@ -14,25 +14,17 @@ from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.graph.recovery import RecoveryStore
 from mxexplorer.gui.window.main_window import MainWindow
 from tests.conftest import WAIT_MS, killed_save_journal
+from tests.gui.conftest import _drop_edits
 
 B = QMessageBox.StandardButton
 
 
 def _open(qtbot, settings, path) -> MainWindow:
     window = MainWindow(settings)
-    qtbot.addWidget(window, before_close_func=_drop)
+    qtbot.addWidget(window, before_close_func=_drop_edits)
     window.show()
     assert window.files.open_path(str(path))
     return window
-
-
-def _drop(window: MainWindow) -> None:
-    try:
-        if window.session is not None:
-            window.session.undo_stack.setClean()
-            window.session.file.base_modified = False
-    except RuntimeError:
-        pass
 
 
 def _rename(window: MainWindow, old: str, new: str) -> None:
@@ -113,7 +105,7 @@ def test_reload_keeps_the_edits_in_recovery(qtbot, settings, mlp_copy, dialogs) 
     restored = [w for w in all_windows() if w is not window and w.document is not None
                 and w.document.find("dense2")]
     assert len(restored) == 1
-    qtbot.addWidget(restored[0], before_close_func=_drop)
+    qtbot.addWidget(restored[0], before_close_func=_drop_edits)
 
 
 def test_save_over_a_rewritten_pair_asks_and_cancel_keeps_both(
@@ -179,7 +171,7 @@ def test_two_windows_on_one_file_the_second_save_asks(qtbot, settings, mlp_copy,
                                                        dialogs) -> None:
     first = _open(qtbot, settings, mlp_copy)
     second = MainWindow(settings)
-    qtbot.addWidget(second, before_close_func=_drop)
+    qtbot.addWidget(second, before_close_func=_drop_edits)
     second.show()
     second.set_document(GraphDocument.open(str(mlp_copy)))   # as another process would
     second.files.watch_disk()
@@ -205,7 +197,7 @@ def test_a_restored_document_is_inferred_again(qtbot, settings, mlp_copy, dialog
     RecoveryStore(settings.recovery_dir()).keep(doc)
     settings.set_last_shapes(str(mlp_copy), {"data": (4, 784)})
     window = MainWindow(settings)
-    qtbot.addWidget(window, before_close_func=_drop)
+    qtbot.addWidget(window, before_close_func=_drop_edits)
     window.show()
     dialogs.answer(B.Yes)
     assert window.files.offer_recovery() == 1
@@ -225,7 +217,7 @@ def test_a_save_kept_aside_at_start_is_said_in_a_dialog(qtbot, settings, mlp_cop
     _training_script_writes(mlp_copy)
     theirs = mlp_copy.read_bytes()
     window = MainWindow(settings)
-    qtbot.addWidget(window, before_close_func=_drop)
+    qtbot.addWidget(window, before_close_func=_drop_edits)
     window.show()
     dialogs.answer(B.Ok)
     window.files.report_tidied(tidying.tidy(journal, [str(mlp_copy.parent)]))

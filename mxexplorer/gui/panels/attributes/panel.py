@@ -372,6 +372,9 @@ class AttributePanel(SessionPanel):
         input of the one shown (its name is listed)."""
         if isinstance(change, Saved):
             return
+        # what the last action said (a rename's moved parameters) is over: an undo
+        # or another edit changed the graph (the rename sets it after its own change)
+        self.note_label.clear()
         doc = self.document
         shown = {n for n in self.selection.nodes if n < len(doc.nodes)}
         if self.node is not None and self.node < len(doc.nodes):
