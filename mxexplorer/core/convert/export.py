@@ -4,7 +4,7 @@ Must not import Qt or MXNet.
 """
 from __future__ import annotations
 
-from mxexplorer.core.graph import subgraph, symbol_io
+from mxexplorer.core.graph import saving, subgraph, symbol_io
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.runtime import files
 
@@ -31,8 +31,8 @@ def export_cut(doc: GraphDocument, node: int, index: int, symbol_path: str) -> s
     the matching name (``prefix-NNNN.params``), so the pair loads with
     ``mx.model.load_checkpoint``.  Returns the params path written, if any."""
     text = cut_json(doc, node, index).encode("utf-8")
-    target = doc.params_target(symbol_path)
-    writer = doc.params_writer(target) if target else None
+    target = saving.params_target(doc, symbol_path)
+    writer = saving.params_writer(doc, target) if target else None
     items = [(target, writer)] if target and writer is not None else []
     files.save_together(items + [(symbol_path, lambda tmp: files.write_bytes_to(tmp, text))])
     return target

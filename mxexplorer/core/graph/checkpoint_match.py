@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from mxexplorer.core.graph.params_file import ParamInfo
+from mxexplorer.core.runtime.errors import UserError
+
+if TYPE_CHECKING:
+    from mxexplorer.core.graph.document import GraphDocument
 
 #: names said in full in a list; the rest are counted
 NAMED = 3
@@ -95,3 +99,16 @@ def compare(params_file: str, index: Iterable[ParamInfo], renames: Mapping[str, 
         return None
     return CheckpointMismatch(params_file, lacking_args, lacking_aux, unused,
                               len(args), len(aux), len(held))
+
+
+def describe(doc: GraphDocument) -> tuple[str, str]:
+    """(one short line, the whole of it) on the checkpoint beside ``doc``: what it
+    lacks and what it holds for nothing, or that it can no longer be read (another
+    program rewrote it since it was opened); ("", "") when it belongs to the graph."""
+    try:
+        found = doc.checkpoint_mismatch()
+    except UserError as exc:
+        return f"{os.path.basename(doc.params_path or '')} cannot be read", str(exc)
+    if doc.params_error:
+        return f"{os.path.basename(doc.params_path or '')} cannot be read", doc.params_error
+    return (found.headline(), found.words()) if found is not None else ("", "")

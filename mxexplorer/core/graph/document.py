@@ -67,8 +67,8 @@ class GraphDocument:
         self.path = path
         self.params_path = params_path
         self.params_epoch: int | None = None
-        #: what each file read or written was then (absolute path -> identity; None:
-        #: absent): a save will not overwrite one another program wrote since unasked
+        #: each file read or written (abs path -> identity then; None: absent)
+        self.params_error: str | None = None  # see params_index()
         self.disk: dict[str, files.FileIdentity | None] = {}
         self._params_index: list[params_file.ParamInfo] | None = None
         #: checkpoint key (as in the .params file) -> the variable's current name
@@ -401,10 +401,19 @@ class GraphDocument:
 
     # -------------------------------------------------------------- checkpoint
     def params_index(self) -> list[params_file.ParamInfo]:
+        """The checkpoint's arrays (read once, again after :meth:`accept_disk`).  When a
+        checkpoint read before can no longer be read, the last index stays and
+        ``params_error`` says why (the window goes on; a save copying it fails)."""
         if self.params_path is None:
             return []
-        if self._params_index is None:
-            self._params_index = params_file.read_params_index(self.params_path)
+        if self._params_index is None or self.params_error == "":
+            try:
+                self._params_index = params_file.read_params_index(self.params_path)
+                self.params_error = None
+            except SymbolFileError as exc:
+                if self._params_index is None:
+                    raise
+                self.params_error = str(exc)
         return self._params_index
 
     def param_shapes(self) -> dict[str, tuple[int, ...]]:
@@ -459,31 +468,15 @@ class GraphDocument:
         doc._cache_rev = snap.revision
         return doc
 
-    def params_target(self, symbol_path: str) -> str | None:
-        """Where the checkpoint goes beside ``symbol_path`` (same epoch), if one is open."""
-        if not self.params_path:
-            return None
-        return params_file.params_path_for(symbol_path, self.params_epoch or 0)
-
-    def params_writer(self, target: str) -> Callable[[str], None] | None:
-        """A writer of the open checkpoint with its keys following every rename, for
-        ``target``; None when that is the checkpoint itself, unrenamed."""
-        assert self.params_path is not None
-        renames = dict(self.param_renames)
-        if os.path.abspath(target) == os.path.abspath(self.params_path) and not renames:
-            return None
-        return params_file.renamed_copy(self.params_path, lambda name: renames.get(name, name))
-
     # ------------------------------------------------------------ on the disk
     def changed_on_disk(self) -> list[str]:
         """The files read or written here that another program wrote (or removed) since."""
         return [p for p, was in self.disk.items() if not files.same_file(was, p)]
 
     def accept_disk(self) -> None:
-        """Take the files as they are now as this document's (the user chose to keep
-        the edits over another program's change): the next save goes over them."""
+        """The files as they are now are this document's: the next save goes over them."""
         self.disk = {p: files.identify(p) for p in self.disk}
-        self._params_index = None
+        self.params_error = ""                # read again at the next look
 
     def save(self, path: str, journal_dir: str | None = None, force: bool = False) -> None:
         """Write the symbol and, with a checkpoint open and ``path`` named
@@ -492,7 +485,7 @@ class GraphDocument:
         params_path = saving.write_pair(self, path, journal_dir, force)
         if params_path:
             self.params_path = params_path
-            self._params_index = None
+            self.params_error = ""            # read again; the last index if it fails
             self.param_renames = {}
         self.path = path
         self.disk = {os.path.abspath(p): files.identify(p) for p in (path, self.params_path) if p}

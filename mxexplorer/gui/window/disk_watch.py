@@ -59,16 +59,22 @@ class DiskWatch(QObject):
             found = doc.checkpoint_mismatch()
         except UserError:
             return True                        # the save itself says it cannot read it
-        missing = list(found.lacking) if found is not None else []
-        if not missing:
-            return True
-        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more"
-                                          if len(missing) > 4 else "")
+        name = os.path.basename(doc.params_path)
+        if doc.params_error:
+            if doc.param_renames:
+                return True                    # copied with the renames: the save fails
+            why = f"The checkpoint on disk ({name}) cannot be read: {doc.params_error}."
+        else:
+            missing = list(found.lacking) if found is not None else []
+            if not missing:
+                return True
+            shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more"
+                                              if len(missing) > 4 else "")
+            why = (f"The checkpoint on disk ({name}, written by another program) lacks "
+                   f"{len(missing)} array{'s' if len(missing) > 1 else ''} this graph "
+                   f"needs: {shown}.")
         answer = ask(self.window, "The pair would not load",
-                     f"The checkpoint on disk ({os.path.basename(doc.params_path)}, "
-                     f"written by another program) lacks {len(missing)} array"
-                     f"{'s' if len(missing) > 1 else ''} this graph needs: {shown}.\n"
-                     "Saved beside it, this graph will not load in MXNet.\n\n"
+                     why + "\nSaved beside it, this graph will not load in MXNet.\n\n"
                      "Save anyway?", default=QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes
 

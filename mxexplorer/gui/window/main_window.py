@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from mxexplorer.core.analysis import report, stats
 from mxexplorer.core.analysis.shapes import Shape, ShapeResult
-from mxexplorer.core.graph import edits, tags
+from mxexplorer.core.graph import checkpoint_match, edits, tags
 from mxexplorer.core.graph.changes import AttrsChanged, Change, NamesChanged, Saved
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.graph.edits import Edit
@@ -331,13 +331,13 @@ class MainWindow(QMainWindow):
             self._update_totals()
 
     def _update_checkpoint_note(self) -> None:
-        """Say what the open checkpoint lacks and holds for nothing (the names in its
-        tooltip), or nothing when it belongs to the graph."""
+        """Say what the open checkpoint lacks and holds for nothing, or that it cannot
+        be read (the names in its tooltip); nothing when it belongs to the graph."""
         doc = self.document
-        found = doc.checkpoint_mismatch() if doc is not None else None
-        self.checkpoint_note.setText(found.headline() if found is not None else "")
-        self.checkpoint_note.setToolTip(tip(found.words()) if found is not None else "")
-        self.checkpoint_note.setVisible(found is not None)
+        text, words = checkpoint_match.describe(doc) if doc is not None else ("", "")
+        self.checkpoint_note.setText(text)
+        self.checkpoint_note.setToolTip(tip(words))
+        self.checkpoint_note.setVisible(bool(text))
 
     def _update_totals(self, *_: object) -> None:
         session = self.session

@@ -8,7 +8,7 @@ import os
 import mxnet as mx
 import pytest
 
-from mxexplorer.core.graph import edits
+from mxexplorer.core.graph import edits, saving
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.runtime import files, tidying
 from tests.conftest import dead_pid, killed_save_journal
@@ -46,7 +46,7 @@ def test_a_failing_write_leaves_the_old_pair_and_no_temporary(mlp_copy, tmp_path
 
     with pytest.raises(OSError):
         files.save_together([(str(mlp_copy).replace("-symbol.json", "-0000.params"),
-                              doc.params_writer(str(tmp_path / "x-0000.params"))),
+                              saving.params_writer(doc, str(tmp_path / "x-0000.params"))),
                              (str(mlp_copy), breaks)], str(tmp_path / "saves"))
     assert {p.name: p.read_bytes() for p in mlp_copy.parent.iterdir() if p.is_file()} == before
     assert not os.listdir(tmp_path / "saves")
