@@ -226,8 +226,10 @@ def trial(mode: str, work: str, path: str, kill_after: float, check_mxnet: bool,
         got = _mark_on_disk(path)
         if got != (str(mark), float(mark)):
             result["theirs_lost"], result["note"] = 1, f"mark {mark}, on disk {got}"
-            if got[0] is None:
-                result["stale"] = 1
+        # the other program's graph is the export's (generation 0): any other on disk
+        # is the killed save's, replayed over it
+        if _generation(GraphDocument.open(path)) != 0:
+            result["stale"] = 1
         for kept in [k for t in said for k in getattr(t, "kept", ())]:
             if kept.endswith("-symbol.json"):
                 result["kept"] += 1
