@@ -147,6 +147,30 @@ def _mode_for(path: str) -> int:
         return 0o666 & ~_umask()
 
 
+def _keep_attributes(target: str, tmp: str) -> None:
+    """What the file being replaced carries beyond its mode, onto its replacement: its
+    group (a shared folder's pair stays the group's) and its extended attributes (ACLs
+    among them).  What the system refuses is left as the new file has it."""
+    try:
+        st = os.stat(target)
+    except OSError:
+        return                             # a new file: the folder's defaults
+    try:
+        if os.stat(tmp).st_gid != st.st_gid:
+            os.chown(tmp, -1, st.st_gid)
+    except (OSError, AttributeError):
+        pass
+    try:
+        names = os.listxattr(target)
+    except (OSError, AttributeError):
+        return
+    for name in names:
+        try:
+            os.setxattr(tmp, name, os.getxattr(target, name))
+        except OSError:
+            pass
+
+
 def _fsync_folder(folder: str) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
@@ -244,6 +268,7 @@ def save_together(items: Sequence[tuple[str, Writer]], journal_dir: str | None =
                 os.chmod(tmp, _mode_for(target))
             except OSError:
                 pass
+            _keep_attributes(target, tmp)
         if journal:
             _write_journal(journal, "committed", pairs, before)
         lost = [tmp for tmp, _ in pairs if not _still_ours(tmp, held)]

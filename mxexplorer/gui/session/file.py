@@ -79,8 +79,10 @@ class DocumentFile(QObject):
             # the first edit since the file was opened or saved is written at once:
             # the timer could trail it by seconds on a loaded machine
             self.write_recovery()
-        else:
-            self._timer.start()        # later ones at most once a second
+        elif not self._timer.isActive():
+            # later ones at most once a second, and at least: restarted at each edit,
+            # a burst of quick edits kept it from firing until the burst ended
+            self._timer.start()
 
     @Slot(bool)
     def _on_undo_clean_changed(self, clean: bool) -> None:

@@ -255,3 +255,29 @@ def test_a_save_over_a_file_written_since_it_was_read_is_refused(mlp_copy) -> No
     assert mlp_copy.read_bytes() == before
     doc.save(str(mlp_copy), force=True)                    # the user's word
     assert "fc2b_weight" in _pair(mlp_copy)[0]
+
+
+def test_a_replaced_file_keeps_its_group_and_extended_attributes(tmp_path) -> None:
+    """A shared (setgid) folder's pair keeps the group and the extended attributes it
+    had: the replace is a new file, which took the saver's own group and none of the
+    old file's attributes (issue 40's files point)."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    target = folder / "m-symbol.json"
+    target.write_text("old")
+    group = 4242 if os.getuid() == 0 else next(g for g in os.getgroups() if g != os.getgid())
+    os.chown(target, -1, group)
+    os.setxattr(target, "user.origin", b"training-run-7")
+    files.write_atomic(str(target), "new")
+    assert target.read_text() == "new"
+    assert target.stat().st_gid == group
+    assert os.getxattr(target, "user.origin") == b"training-run-7"
+
+
+def test_a_journal_temporary_left_in_the_state_folder_is_tidied(tmp_path) -> None:
+    journal = tmp_path / "saves"
+    journal.mkdir()
+    left = journal / f".1-1-0{files.JOURNAL_SUFFIX}.mxexplorer-{dead_pid()}-00000000.tmp"
+    left.write_text('{"state": "writ')
+    tidying.tidy(str(journal), [])
+    assert os.listdir(journal) == []

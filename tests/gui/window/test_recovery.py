@@ -168,3 +168,36 @@ def test_the_first_edit_after_a_save_is_protected_at_once(make_window, mlp_copy)
     assert not os.listdir(folder)                                # saved: nothing to keep
     window.push_edit(edits.set_attr((fc1,), "num_hidden", "40"))
     assert os.listdir(folder)                                    # the first after a save
+
+
+def test_quick_edits_are_written_to_recovery_while_they_come(make_window, mlp_copy, qtbot,
+                                                             settings) -> None:
+    """Edits faster than one a second: the recovery file follows at least once a
+    second, not only after the burst ends (a crash lost every edit of it but the first:
+    issue 40's files point)."""
+    import json
+
+    from mxexplorer.core.graph import edits
+
+    window = make_window(mlp_copy)
+    folder = settings.recovery_dir()
+
+    def newest() -> str:
+        names = [n for n in os.listdir(folder) if n.endswith(".recovery.json")] \
+            if os.path.isdir(folder) else []
+        if not names:
+            return ""
+        with open(os.path.join(folder, names[0])) as fh:
+            return json.load(fh)["graph"]["nodes"][3]["name"]
+
+    seen = []
+    for k in range(1, 61):                          # a burst: one edit every 150 ms
+        node = window.document.find("fc1" if k == 1 else f"n{k - 1}")[0]
+        window.push_edit(edits.RenameNodeEdit(node, f"n{k}", with_params=False))
+        qtbot.wait(150)
+        seen.append(newest())
+        if seen[-1] not in ("", "n1"):
+            break
+    assert seen[0] == "n1"                           # the first edit at once
+    assert seen[-1] not in ("", "n1"), "recovery not written during the burst"
+    assert len(seen) < 60
