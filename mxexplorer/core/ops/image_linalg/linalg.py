@@ -42,6 +42,15 @@ def _outs(c: Call, n: int) -> None:
         fail(f"has {len(c.outs)} outputs, but this layer makes {n}")
 
 
+def _square_stack(c: Call, a: Shape) -> None:
+    """Input 0 (``a``) is a stack of square matrices: 2 or more dimensions, the last two
+    equal."""
+    if len(a) < 2:
+        fail(f"{c.input_label(0)} has shape {fmt(a)}, but {short(c.op)} needs matrices (2 or "
+             f"more dimensions)", input=0)
+    _square(c, 0, a)
+
+
 def _square(c: Call, i: int, s: Shape, what: str = "square matrices") -> None:
     """The last two sizes equal, as given (unknown counts as -1)."""
     if s[-2] != s[-1]:
@@ -71,10 +80,7 @@ def inverse_shape(c: Call) -> None:
     a = c.ins[0]
     if a is None:
         return
-    if len(a) < 2:
-        fail(f"{c.input_label(0)} has shape {fmt(a)}, but inverse needs matrices (2 or "
-             f"more dimensions)", input=0)
-    _square(c, 0, a)
+    _square_stack(c, a)
     c.set_out(0, a)
 
 
@@ -88,10 +94,7 @@ def det_shape(c: Call) -> None:
     a = c.ins[0]
     if a is None:
         return
-    if len(a) < 2:
-        fail(f"{c.input_label(0)} has shape {fmt(a)}, but {short(c.op)} needs matrices (2 or "
-             f"more dimensions)", input=0)
-    _square(c, 0, a)
+    _square_stack(c, a)
     if len(a) == 2:
         out: Shape = (1,) if size_of(c, 0, f"{short(c.op)} of one matrix") else ()
     else:
@@ -156,10 +159,7 @@ def diag_trian_shape(c: Call) -> None:
     assert a is not None
     offset = int(c.p["offset"])
     if extract:
-        if len(a) < 2:
-            fail(f"{c.input_label(0)} has shape {fmt(a)}, but {short(c.op)} needs matrices (2 or "
-                 f"more dimensions)", input=0)
-        _square(c, 0, a)
+        _square_stack(c, a)
         n = _diag_n(c, a, offset, not diag)
         put_out(c, 0, a[:-2] + ((n if diag else int32(n * (n + 1)) // 2),))
         return
