@@ -476,7 +476,12 @@ class GraphDocument:
     def accept_disk(self) -> None:
         """The files as they are now are this document's: the next save goes over them."""
         self.disk = {p: files.identify(p) for p in self.disk}
-        self.params_error = ""                # read again at the next look
+        self.reread_params()
+
+    def reread_params(self) -> None:
+        """Read the checkpoint's index again at the next look (the last one stays if
+        that fails: see :meth:`params_index`)."""
+        self.params_error = ""
 
     def save(self, path: str, journal_dir: str | None = None, force: bool = False) -> None:
         """Write the symbol and, with a checkpoint open and ``path`` named
@@ -485,7 +490,7 @@ class GraphDocument:
         params_path = saving.write_pair(self, path, journal_dir, force)
         if params_path:
             self.params_path = params_path
-            self.params_error = ""            # read again; the last index if it fails
+            self.reread_params()
             self.param_renames = {}
         self.path = path
         self.disk = {os.path.abspath(p): files.identify(p) for p in (path, self.params_path) if p}

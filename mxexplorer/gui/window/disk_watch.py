@@ -54,7 +54,9 @@ class DiskWatch(QObject):
         lacks parameters this graph needs, the pair would not load; ask again."""
         if not doc.params_path:
             return True
-        doc.accept_disk()                      # the checkpoint as it is now
+        # the checkpoint's index as it is now; the files stay unaccepted until the
+        # save is done (a No here leaves the next Save asking from the start)
+        doc.reread_params()
         try:
             found = doc.checkpoint_mismatch()
         except UserError:

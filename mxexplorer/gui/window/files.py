@@ -121,12 +121,16 @@ class FileController(QObject):
         if self.shows(path):
             self.bring_forward()
             return
-        self._open_shapes = dict(shapes or {})
+        self._read_in_background(path, dict(shapes or {}), "Opening")
+
+    def _read_in_background(self, path: str, shapes: dict[str, Shape], doing: str) -> None:
+        """Read ``path`` on a worker (with ``shapes`` over the remembered ones); the
+        document is shown when it comes (:meth:`_on_opened`)."""
+        self._open_shapes = shapes
         self._opening_path = path
-        wanted = _Wanted(self._open_shapes, self.settings.last_shapes(path), "float32",
-                         loader().ready)
+        wanted = _Wanted(shapes, self.settings.last_shapes(path), "float32", loader().ready)
         self.job.start(lambda progress, token: _read(path, progress, token, wanted))
-        self.window.statusBar().showMessage(f"Opening {os.path.basename(path)}\u2026")
+        self.window.statusBar().showMessage(f"{doing} {os.path.basename(path)}\u2026")
 
     @Slot(object)
     def _on_opened(self, opened: _Opened) -> None:
@@ -329,12 +333,8 @@ class FileController(QObject):
                      f"The edits cannot be kept in recovery ({exc.strerror or exc}); "
                      "nothing was reloaded.")
                 return
-        path = doc.path
         self._reloading = True
-        self._opening_path = path
-        wanted = _Wanted({}, self.settings.last_shapes(path), "float32", loader().ready)
-        self.job.start(lambda progress, token: _read(path, progress, token, wanted))
-        self.window.statusBar().showMessage(f"Reloading {os.path.basename(path)}\u2026")
+        self._read_in_background(doc.path, {}, "Reloading")
 
     def restore_edits(self) -> None:
         """File > Restore Unsaved Edits: the edits kept by a reload or a crashed run."""

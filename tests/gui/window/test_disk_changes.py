@@ -243,3 +243,21 @@ def test_a_save_kept_aside_at_start_is_said_in_a_dialog(qtbot, settings, mlp_cop
     kept = sorted(n for n in os.listdir(mlp_copy.parent) if "-recovered-" in n)
     assert len(kept) == 2 and all(name in text for name in kept)
     assert mlp_copy.read_bytes() == theirs
+
+
+def test_no_to_a_pair_that_would_not_load_is_asked_again_at_the_next_save(
+        qtbot, settings, mlp_copy, dialogs) -> None:
+    """Overwrite, then No to "the pair would not load": nothing written, and the next
+    Save asks again from the start (it went through unasked)."""
+    window = _open(qtbot, settings, mlp_copy)
+    window.files.confirmed_overwrite = True
+    window.files.watcher.blockSignals(True)
+    _rename(window, "fc2", "dense2")
+    _training_script_writes(mlp_copy)
+    theirs = mlp_copy.read_bytes()
+    for _ in range(2):
+        dialogs.answer(B.Yes, B.No)                # "Overwrite", "Save anyway?": No
+        assert not window.files.save()
+        assert [t for t, _ in dialogs.take()] == ["Changed on disk",
+                                                  "The pair would not load"]
+        assert mlp_copy.read_bytes() == theirs and window.is_modified()
