@@ -105,7 +105,7 @@ $(NPY):
 
 $(NSTAMP): pyproject.toml | $(NPY)
 	$(NPY) -m pip install -q --upgrade pip
-	$(NPY) -m pip install -q -e '.[test]'
+	$(NPY) -m pip install -q -e '.[test,onnx]'
 	@! $(NPY) -c 'import mxnet' 2>/dev/null || { echo "$(VENV_NEW) must not have MXNet"; exit 1; }
 	@touch $(NSTAMP)
 

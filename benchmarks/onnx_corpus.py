@@ -21,7 +21,10 @@ large values; not counted as agreeing),
 26: at least 90 % of the files MXNet loads and infers export and agree.
 
 Run: ``python benchmarks/onnx_corpus.py [DIR ...] [--jobs 2] [--markdown]``.
-``--mxexplorer PATH`` runs another checkout's package (to measure "before").
+``--mxexplorer PATH`` runs another checkout's package (to measure "before");
+``--via mx2onnx`` exports with MXNet's converters instead of ours (the default);
+``--json OUT`` keeps the rows, and ``--against OTHER.json`` prints, file by file, where
+this run and another (say ours and mx2onnx's) end differently, and both tables.
 """
 from __future__ import annotations
 
@@ -97,10 +100,14 @@ def probe(python: str, path: str, shapes: dict[str, list[int]], env: dict[str, s
     return lines[-1].strip()[:160]
 
 
+#: the converters asked for (None: the checkout's default)
+VIA: list[str] = []
+
+
 def export(python: str, path: str, shapes: dict[str, list[int]], env: dict[str, str],
            timeout: float, workdir: str) -> tuple[str, str]:
     out = os.path.join(workdir, "out.onnx")
-    cmd = [python, "-m", "mxexplorer", "onnx", path, "-o", out, "--check", "--json"]
+    cmd = [python, "-m", "mxexplorer", "onnx", path, "-o", out, "--check", "--json"] + VIA
     for name, shape in shapes.items():
         cmd += ["--shape", f"{name}={','.join(str(d) for d in shape)}"]
     try:
@@ -163,7 +170,13 @@ def main() -> int:
     parser.add_argument("--json", metavar="OUT", help="write every row as JSON")
     parser.add_argument("--mxexplorer", metavar="CHECKOUT", default=ROOT,
                         help="the checkout whose package runs (default: this one)")
+    parser.add_argument("--via", choices=("mxexplorer", "mx2onnx"),
+                        help="whose converters (default: the checkout's default)")
+    parser.add_argument("--against", metavar="OTHER.json",
+                        help="print where another run's rows end differently")
     args = parser.parse_args()
+    if args.via:
+        VIA[:] = ["--via", args.via]
     folders = args.folders or [os.path.join(HERE, "corpus")] + [
         d for d in [os.path.join(os.path.dirname(ROOT), "shared", "corpus")]
         if os.path.isdir(d)]
@@ -192,7 +205,36 @@ def main() -> int:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump([{"file": r.file, "folder": r.folder, "loads": r.loads,
                         "runs": r.runs} for r in rows], fh, indent=1)
+    if args.against:
+        against(rows, args.against)
     return 0
+
+
+def against(rows: list[Row], other_path: str) -> None:
+    """Both runs' counts side by side, then every file whose runs end differently."""
+    with open(other_path, encoding="utf-8") as fh:
+        other = {r["file"]: r for r in json.load(fh)}
+    loaded = [r for r in rows if r.loads == "yes"]
+    mine: collections.Counter[str] = collections.Counter()
+    theirs: collections.Counter[str] = collections.Counter()
+    for r in loaded:
+        for weights, (outcome, _) in r.runs.items():
+            mine[outcome] += 1
+            got = other.get(r.file, {}).get("runs", {}).get(weights)
+            theirs[got[0] if got else "missing"] += 1
+    print(f"\n| runs of {len(loaded)} files | this run | {os.path.basename(other_path)} |")
+    print("|---|---|---|")
+    for outcome in OUTCOMES + ("missing",):
+        if mine[outcome] or theirs[outcome]:
+            print(f"| {outcome} | {mine[outcome]} | {theirs[outcome]} |")
+    print("\n| file | weights | this run | other run |\n|---|---|---|---|")
+    for r in loaded:
+        for weights, (outcome, detail) in r.runs.items():
+            got = other.get(r.file, {}).get("runs", {}).get(weights)
+            if got is None or got[0] != outcome:
+                them = f"{got[0]}: {got[1]}" if got else "missing"
+                print(f"| `{r.file}` | {weights} | {outcome}: {detail[:150]} | "
+                      f"{them[:150]} |".replace("\n", " "))
 
 
 #: how a run ends; ``rounding``: it differs, but the first differing node agrees when

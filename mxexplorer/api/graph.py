@@ -242,11 +242,18 @@ class Graph:
         return self._svg[1]
 
     def to_onnx(self, path: str | os.PathLike[str], shapes: ShapeMap | None = None, *,
-                opset: int = onnx_export.DEFAULT_OPSET, check: bool = True,
+                opset: int | None = None, check: bool = True,
                 inputs: str | None = None, progress: Progress | None = None,
+                via: str = "mxexplorer", reference: bool | None = None,
                 **shape_kw: Sequence[int]) -> onnx_export.ExportReport:
         """Export to ONNX (with the checkpoint beside the file, else random weights
         that look trained) and, with ``check``, compare onnxruntime with MXNet.
+
+        ``via="mxexplorer"`` (the default) converts with our own converters, without
+        MXNet; ``opset`` None writes 13, or the lowest opset an op needs.  The check
+        compares with MXNet's forward where MXNet is installed (``reference=False``:
+        never), else runs onnxruntime alone and says no reference was available.
+        ``via="mx2onnx"`` converts with MXNet's own converters (needs MXNet).
 
         Returns the report: ``fixes`` (what was rewritten, in words), ``check.agree``
         and ``check.verdict()`` (naming the first node that differs, if any).
@@ -259,7 +266,8 @@ class Graph:
         return onnx_export.export_snapshot(self._doc.snapshot(), given, os.fspath(path),
                                            opset=opset,
                                            check=check, inputs=inputs,
-                                           progress=progress or no_progress)
+                                           progress=progress or no_progress, via=via,
+                                           reference=reference)
 
     def diff(self, other: Graph | str, *, params: bool = False,
              shapes: ShapeMap | None = None) -> Diff:

@@ -17,7 +17,8 @@ def cmd_onnx(args: argparse.Namespace) -> int:
     bar = common.TerminalProgress()
     try:
         report = graph.to_onnx(args.output, shape_map, opset=args.opset, check=args.check,
-                               inputs=args.input, progress=bar)
+                               inputs=args.input, progress=bar, via=args.via,
+                               reference=False if args.no_mxnet else None)
     except onnx_export.UnsupportedOps as exc:
         bar.close()
         if args.json:
@@ -85,18 +86,22 @@ def _op(doc: Any, i: int) -> str:
 
 def add_parser(sub: Any) -> None:
     """Register ``onnx`` and ``diff``."""
-    from mxexplorer.core.convert.onnx_export import DEFAULT_OPSET
-
-    p = sub.add_parser("onnx", help="export to ONNX with MXNet's converters (faults fixed), "
-                                    "--check against MXNet")
+    p = sub.add_parser("onnx", help="export to ONNX (no MXNet needed); --check against "
+                                    "MXNet where it is installed")
     p.add_argument("file")
     p.add_argument("--shape", action="append", metavar="NAME=D1,D2,...", help="input shape")
     p.add_argument("-o", "--output", required=True, metavar="OUT.onnx")
-    p.add_argument("--opset", type=int, default=DEFAULT_OPSET,
-                   help=f"ONNX opset (12 or more; {DEFAULT_OPSET})")
+    p.add_argument("--opset", type=int, default=None,
+                   help="ONNX opset (13 or more; default 13, or the lowest an op needs)")
+    p.add_argument("--via", choices=("mxexplorer", "mx2onnx"), default="mxexplorer",
+                   help="whose converters: ours (default, no MXNet needed) or MXNet's "
+                        "mx2onnx with our fixes (needs MXNet; opset 12 or more)")
     p.add_argument("--check", action="store_true",
                    help="run MXNet and onnxruntime on the same inputs and compare every "
-                        "output (exit 1 when they differ)")
+                        "output (exit 1 when they differ); without MXNet, run the model "
+                        "in onnxruntime and say that nothing was compared")
+    p.add_argument("--no-mxnet", action="store_true",
+                   help="--check without MXNet even where it is installed")
     p.add_argument("--input", metavar="X.npy|IMAGE",
                    help="the check's input for the first data input (else random)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -96,3 +96,29 @@ def test_a_screenshot_shows_the_shapes(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1400, 860)
+
+
+def test_file_export_onnx_works_without_mxnet_and_says_what_was_checked(
+        window, qtbot, tmp_path) -> None:
+    """File > Export ONNX with our converters: the model is written and run in
+    onnxruntime; without MXNet the dialog says that no MXNet reference was available
+    (with MXNet, that the outputs agree)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from tests.gui.conftest import DialogWatch
+
+    watch = DialogWatch()
+    try:
+        window.infer_blocking({"data": (1, 3, 32, 32)})
+        watch.answer(QMessageBox.StandardButton.Ok)
+        window.exports.export_onnx(str(tmp_path / "r18.onnx"))
+        qtbot.waitUntil(lambda: bool(watch.seen), timeout=WAIT_MS)
+        title, text = watch.take()[0]
+    finally:
+        watch.close()
+    assert title == "ONNX export", text
+    assert (tmp_path / "r18.onnx").stat().st_size > 40_000_000
+    if HAS_MXNET:
+        assert "outputs agree within 0.0001" in text
+    else:
+        assert "no MXNet reference was available" in text

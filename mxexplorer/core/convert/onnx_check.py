@@ -78,8 +78,16 @@ class CheckReport:
     tolerance: float
     inputs: str             # where the inputs came from
     first: NodeDifference | None = None
+    #: False: no MXNet reference was available (MXNet is not installed); the model
+    #: ran in onnxruntime alone and each output's max_abs is its largest magnitude
+    #: (NaN when it holds a NaN or an infinity)
+    compared: bool = True
+    #: why nothing was compared (when ``compared`` is False)
+    no_reference: str = "MXNet is not installed here"
 
     def _ok(self, o: OutputCheck) -> bool:
+        if not self.compared:
+            return o.max_abs == o.max_abs and o.max_abs != float("inf")
         return o.max_abs <= self.tolerance or o.max_rel <= self.tolerance   # NaN: False
 
     @property
@@ -87,6 +95,14 @@ class CheckReport:
         return all(self._ok(o) for o in self.outputs)
 
     def verdict(self) -> str:
+        if not self.compared:
+            broken = [o.name for o in self.outputs if not self._ok(o)]
+            ran = (f"the model ran in onnxruntime on {self.inputs}: "
+                   f"{len(self.outputs)} output(s), "
+                   + (f"NaN or infinite values in {', '.join(broken)}" if broken else
+                      "every value finite"))
+            return (f"{ran}; no MXNet reference was available ({self.no_reference}), "
+                    "so nothing was compared with MXNet")
         if self.agree:
             worst = max((o.max_abs for o in self.outputs), default=0.0)
             rel = max((o.max_rel for o in self.outputs), default=0.0)
@@ -108,7 +124,7 @@ class CheckReport:
     def to_dict(self) -> dict[str, Any]:
         first = self.first
         return {"agree": self.agree, "verdict": self.verdict(), "tolerance": self.tolerance,
-                "inputs": self.inputs,
+                "inputs": self.inputs, "compared_with_mxnet": self.compared,
                 "first_difference": None if first is None else {
                     "name": first.name, "op": first.op, "max_abs": first.max_abs,
                     "max_rel": first.max_rel, "inputs_agree": first.inputs_agree,
@@ -249,7 +265,7 @@ def onnx_name(entry: str) -> str:
 
 
 @contextlib.contextmanager
-def _unfused() -> Iterator[None]:
+def unfused() -> Iterator[None]:
     """MXNet's CPU build fuses Convolution and BatchNorm into ``sg_mkldnn_conv_bn_0``
     when it binds; unfused, every node's output keeps its name."""
     before = os.environ.get("MXNET_SUBGRAPH_BACKEND")
@@ -278,14 +294,14 @@ def forward_entries(mx: Any, original: Any, names: Sequence[str],
         place.setdefault(entry, k)
     heads = set(original.list_outputs())
     wanted = list(dict.fromkeys(names))
-    with _unfused():
+    with unfused():
         try:
             sym = mx.sym.Group([original] + [internals[place[n]] for n in wanted
                                              if n not in heads])
-            exe = _bind(mx, sym, shapes)
+            exe = bind(mx, sym, shapes)
         except Exception:  # noqa: BLE001 - the part that the entries need, below
             sym = mx.sym.Group([internals[place[n]] for n in wanted])
-            exe = _bind(mx, sym, shapes)
+            exe = bind(mx, sym, shapes)
     for name, arr in list(exe.arg_dict.items()) + list(exe.aux_dict.items()):
         if name in feed:
             arr[:] = feed[name]
@@ -300,7 +316,7 @@ def forward_entries(mx: Any, original: Any, names: Sequence[str],
     return {n: values[n].asnumpy() for n in names}
 
 
-def _bind(mx: Any, sym: Any, shapes: Mapping[str, Shape]) -> Any:
+def bind(mx: Any, sym: Any, shapes: Mapping[str, Shape]) -> Any:
     wanted = {k: tuple(v) for k, v in shapes.items() if k in sym.list_arguments()}
     return sym.simple_bind(mx.cpu(), grad_req="null", type_dict=argument_types(sym),
                            **wanted)
@@ -310,11 +326,15 @@ def run_onnx(blob: bytes, feed: Mapping[str, Any]) -> dict[str, Any]:
     try:
         import onnxruntime as ort
     except ImportError:
-        raise UserError("--check needs onnxruntime: pip install --no-deps onnxruntime=="
-                        f"{ONNXRUNTIME_PIN} (see the README)") from None
+        raise UserError("--check needs onnxruntime: pip install 'mxexplorer[onnx]' (on "
+                        "Python 3.9-3.11 beside MXNet: pip install --no-deps "
+                        f"onnxruntime=={ONNXRUNTIME_PIN}; see the README)") from None
     with mxnet_errors("onnxruntime cannot run the exported model"):
         options = ort.SessionOptions()
         options.log_severity_level = 3          # its warnings are not the user's business
+        # weights shared by many nodes (a seq2seq's 2,712 Gemms) are copied per node when
+        # prepacked: ParaBank's check was killed at 23 GB; 5 GB without
+        options.add_session_config_entry("session.disable_prepacking", "1")
         session = ort.InferenceSession(blob, options, providers=["CPUExecutionProvider"])
         names = [o.name for o in session.get_outputs()]
         return dict(zip(names, session.run(None, {i.name: feed[i.name]
@@ -330,20 +350,23 @@ SEARCH_BYTES = 512 * 2**20
 def first_difference(mx: Any, onnx: Any, model: Any, original: Any,
                      shapes: Mapping[str, Shape], feed: Mapping[str, Any],
                      onnx_feed: Mapping[str, Any], params: Mapping[str, Any],
-                     ops: Mapping[str, str], tolerance: float) -> NodeDifference | None:
+                     ops: Mapping[str, str], tolerance: float,
+                     naming: Callable[[str], str | None] = onnx_name,
+                     graph_json: str | None = None) -> NodeDifference | None:
     """Every operator output of ``original`` that the ONNX model names too, computed on
     both sides in parts of at most :data:`SEARCH_BYTES` (graph order); the first beyond
     ``tolerance`` is returned, with whether its own inputs agree, and the search stops
     at the part that holds it.  None when no intermediate output differs (or none
-    maps)."""
+    maps).  ``naming``: the ONNX tensor of an MXNet entry (None: not in the model)."""
     internals = original.get_internals()
     listed = internals.list_outputs()
     entries = [e for e in listed if "_output" in e and e.rpartition("_output")[0] in ops]
     inferred = onnx.shape_inference.infer_shapes(model)
     typed = {v.name: v for v in list(inferred.graph.value_info) +
              list(inferred.graph.output)}
-    pairs = [(e, onnx_name(e)) for e in entries if onnx_name(e) in typed]
-    rows = onnx_rows.sorted_rows(original.tojson())
+    pairs = [(e, n) for e, n in ((e, naming(e)) for e in entries)
+             if n is not None and n in typed]
+    rows = onnx_rows.sorted_rows(graph_json or original.tojson())
     perms: dict[str, Any] = {}              # detection nodes' rows matched: as moved
     same: set[str] = set()
     compared = 0
@@ -380,7 +403,7 @@ def first_difference(mx: Any, onnx: Any, model: Any, original: Any,
             agree = all(c in same or c.rpartition("_output")[0] not in ops
                         for c in children)
             alone = _alone(mx, onnx, inferred, original, entry, children, shapes, feed,
-                           onnx_feed, params, ops, tolerance) if agree else None
+                           onnx_feed, params, ops, tolerance, naming) if agree else None
             return NodeDifference(name, ops[name], *bad[entry], agree, compared,
                                   *(alone or (None, None)))
     return None
@@ -389,16 +412,20 @@ def first_difference(mx: Any, onnx: Any, model: Any, original: Any,
 def _alone(mx: Any, onnx: Any, model: Any, original: Any, entry: str,
            children: list[str], shapes: Mapping[str, Shape], feed: Mapping[str, Any],
            onnx_feed: Mapping[str, Any], params: Mapping[str, Any],
-           ops: Mapping[str, str], tolerance: float) -> tuple[float, bool] | None:
+           ops: Mapping[str, str], tolerance: float,
+           naming: Callable[[str], str | None] = onnx_name) -> tuple[float, bool] | None:
     """The ONNX nodes between ``entry``'s inputs and ``entry`` (``model`` with its
     inferred shapes) run alone, fed MXNet's own values of those inputs: the largest
     difference from MXNet's ``entry`` then, and whether it agrees.  A sort or an NMS
     amplifies rounding far inside the tolerance into whole rows; run alone, a right
     conversion agrees.  None: it cannot be cut out."""
+    def name_of(entry: str) -> str:
+        return naming(entry) or entry
+
     weights = {i.name for i in model.graph.initializer}   # they come along inside
     graph_inputs = {i.name for i in model.graph.input} - weights
     made = [c for c in children if c.rpartition("_output")[0] in ops and
-            onnx_name(c) not in weights]                  # not folded to a constant
+            name_of(c) not in weights]                  # not folded to a constant
     fed = [c for c in children if c in graph_inputs]
     try:
         values = forward_entries(mx, original, made + [entry], shapes, feed, params)
@@ -407,10 +434,10 @@ def _alone(mx: Any, onnx: Any, model: Any, original: Any, entry: str,
         known = {v.name for v in typed.graph.value_info}
         typed.graph.value_info.extend(o for o in typed.graph.output if o.name not in known)
         part = onnx.utils.Extractor(typed).extract_model(
-            [onnx_name(c) for c in made] + fed, [onnx_name(entry)])
-        alone_feed = {onnx_name(c): values[c] for c in made}
+            [name_of(c) for c in made] + fed, [name_of(entry)])
+        alone_feed = {name_of(c): values[c] for c in made}
         alone_feed.update({c: onnx_feed[c] for c in fed})
-        got = run_onnx(part.SerializeToString(), alone_feed).get(onnx_name(entry))
+        got = run_onnx(part.SerializeToString(), alone_feed).get(name_of(entry))
     except Exception:  # noqa: BLE001 - the verdict goes without it
         return None
     if got is None or got.shape != values[entry].shape:

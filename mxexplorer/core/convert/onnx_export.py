@@ -26,11 +26,11 @@ import dataclasses
 import json
 import os
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from mxexplorer.core.analysis.shapes import Shape
 from mxexplorer.core.convert import onnx_check, onnx_fixes, onnx_ops, onnx_rows
+from mxexplorer.core.convert.onnx import export as own
 from mxexplorer.core.convert.onnx_check import CheckReport as CheckReport
 from mxexplorer.core.convert.onnx_check import NodeDifference as NodeDifference
 from mxexplorer.core.convert.onnx_check import OutputCheck as OutputCheck
@@ -40,6 +40,8 @@ from mxexplorer.core.convert.onnx_ops import ONNX_PINS as ONNX_PINS
 from mxexplorer.core.convert.onnx_ops import load_onnx as load_onnx
 from mxexplorer.core.convert.onnx_ops import supported_ops as supported_ops
 from mxexplorer.core.convert.onnx_ops import unsupported as unsupported
+from mxexplorer.core.convert.onnx_report import ExportReport as ExportReport
+from mxexplorer.core.convert.onnx_report import UnsupportedOps as UnsupportedOps
 from mxexplorer.core.graph.document import GraphDocument
 from mxexplorer.core.runtime import isolated
 from mxexplorer.core.runtime.errors import UserError
@@ -48,52 +50,6 @@ from mxexplorer.core.runtime.mxnet_env import failure, import_mxnet, mxnet_error
 from mxexplorer.core.runtime.progress import CancelToken, Progress, no_progress
 
 TOLERANCE = 1e-4
-
-
-class UnsupportedOps(UserError):
-    """Operators the converter lacks: ``nodes`` is [(node id, name, op)]."""
-
-    def __init__(self, nodes: list[tuple[int, str, str]]):
-        self.nodes = nodes
-        shown = ", ".join(f"{name} ({op})" for _, name, op in nodes[:6])
-        more = f" and {len(nodes) - 6} more" if len(nodes) > 6 else ""
-        ops = sorted({op for _, _, op in nodes})
-        super().__init__(f"{len(nodes)} node(s) use ops MXNet's ONNX converter lacks "
-                         f"({', '.join(ops)}): {shown}{more}; cut the graph before them "
-                         "(Cut here / export up to an output) to export the part before")
-
-    def __reduce__(self) -> tuple[Any, ...]:          # crosses from the child process
-        return (UnsupportedOps, (self.nodes,))
-
-
-@dataclass(frozen=True)
-class ExportReport:
-    path: str
-    opset: int
-    weights: str
-    fixes: tuple[str, ...] = field(default=())
-    check: CheckReport | None = None
-    size_bytes: int = 0
-
-    def lines(self) -> list[str]:
-        out = [f"wrote {self.path} (opset {self.opset}, {self.size_bytes:,} bytes, "
-               f"{self.weights})"]
-        out += [f"fixed: {fix}" for fix in self.fixes]
-        if self.check is not None:
-            for k, o in enumerate(self.check.outputs):
-                top = f", top-1 agreement {o.top1:.0%}" if o.top1 is not None else ""
-                if o.reordered:
-                    top += f", {o.reordered} rows of equal scores matched in another order"
-                out.append(f"output {k} {o.name} {o.shape}: max abs {o.max_abs:.3g}, "
-                           f"max rel {o.max_rel:.3g}{top}")
-            out.append(self.check.verdict())
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        check = self.check
-        return {"path": self.path, "opset": self.opset, "weights": self.weights,
-                "fixes": list(self.fixes), "size_bytes": self.size_bytes,
-                "check": None if check is None else check.to_dict()}
 
 
 def _params(mx: Any, sym: Any, shapes: Mapping[str, Shape], path: str | None,
@@ -283,27 +239,42 @@ def _convert(onnx: Any, sym: Any, params: Mapping[str, Any], in_shapes: list[Sha
     return model
 
 
+#: the converters a user can choose: ours (the default, no MXNet needed) or MXNet's
+VIAS = ("mxexplorer", "mx2onnx")
+
+
 def export_snapshot(snap: Any, shapes: Mapping[str, Shape], out_path: str,
-                    opset: int = DEFAULT_OPSET, check: bool = False,
+                    opset: int | None = None, check: bool = False,
                     inputs: str | None = None, progress: Progress = no_progress,
-                    token: CancelToken | None = None) -> ExportReport:
+                    token: CancelToken | None = None, via: str = "mxexplorer",
+                    reference: bool | None = None) -> ExportReport:
     """:func:`export` of a document snapshot (its checkpoint, renames followed) in a
-    child process.
+    child process: with our converters (``via="mxexplorer"``, no MXNet needed; the
+    check compares with MXNet where it is installed, unless ``reference`` is False),
+    or with MXNet's (``via="mx2onnx"``, needs MXNet).
 
     Raises
     ------
     UserError : also when the checkpoint lacks arrays the graph reads (it belongs to
         another graph: its names, not ``--shape`` for the weights it lacks).
     """
+    if via not in VIAS:
+        raise UserError(f"--via {via!r}: choose {' or '.join(VIAS)}")
     doc = GraphDocument.from_snapshot(snap)
     mismatch = doc.checkpoint_mismatch()
     if mismatch is not None and mismatch.lacking:
         raise UserError(f"{mismatch.words()}: export the graph with its own checkpoint, or "
                         f"move {os.path.basename(mismatch.params_file)} away to export "
                         "with random weights")
+    if via == "mxexplorer":
+        mine: ExportReport = isolated.call(
+            own.export, snap.json, dict(shapes), out_path, snap.params_path,
+            dict(snap.param_renames), opset, check, inputs, progress=progress,
+            token=token, reference=reference, path=doc.path, what="the ONNX export")
+        return mine
     nodes = doc.operators()
     report: ExportReport = isolated.call(
         export, snap.json, dict(shapes), out_path, nodes, snap.params_path,
-        dict(snap.param_renames), opset, check, inputs, progress=progress, token=token,
-        what="the ONNX export")
-    return report
+        dict(snap.param_renames), opset or DEFAULT_OPSET, check, inputs,
+        progress=progress, token=token, what="the ONNX export")
+    return dataclasses.replace(report, via="mx2onnx")

@@ -151,7 +151,7 @@ def fix_loss_heads(graph: dict[str, Any]) -> list[str]:
 
 
 #: ops whose outputs are training targets made from the labels
-TARGETS = frozenset({"_contrib_MultiBoxTarget"})
+TARGETS = frozenset({"_contrib_MultiBoxTarget", "MultiBoxTarget"})
 #: training heads whose label inputs fix_training_heads drops
 LABELLED = frozenset({"SoftmaxOutput", *HEADS})
 

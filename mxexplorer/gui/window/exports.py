@@ -1,5 +1,6 @@
 """Exports: what a window writes or opens from its document besides saving it: the
-graph's picture, ONNX (checked against MXNet, on a worker) and a comparison with
+graph's picture, ONNX (our converters; checked against MXNet where it runs, on a
+worker) and a comparison with
 another file (matched on a worker, shown in a :class:`CompareWindow`)."""
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QFileDialog
 
 from mxexplorer.core.convert import onnx_export
+from mxexplorer.core.convert.onnx.context import NoOnnxMeaning
 from mxexplorer.core.runtime.errors import UserError
 from mxexplorer.gui.text import inform, warn
 from mxexplorer.gui.window.compare_window import CompareWindow, compare_files
@@ -23,7 +25,7 @@ def _export_job(snap: Any, shapes: Any, path: str, progress: Any, token: Any) ->
     try:
         return onnx_export.export_snapshot(snap, shapes, path, check=True,
                                            progress=progress, token=token)
-    except onnx_export.UnsupportedOps as exc:
+    except (onnx_export.UnsupportedOps, NoOnnxMeaning) as exc:
         return exc
 
 
@@ -83,10 +85,17 @@ class Exports(QObject):
         if isinstance(result, onnx_export.UnsupportedOps):
             if window.session is not None:
                 window.session.insight.set_flags({
-                    i: f"MXNet's ONNX converter has no rule for {op}: cut the graph "
-                       "before this node to export the part before" for i, _, op in result.nodes})
+                    i: f"no ONNX converter for {op}: cut the graph before this node to "
+                       "export the part before" for i, _, op in result.nodes})
                 window.session.selection.set([i for i, _, _ in result.nodes])
             window.host.show_status("ONNX export: ops without a converter (selected)", 10000)
+            window.host.show_error("Cannot export ONNX", str(result))
+            return
+        if isinstance(result, NoOnnxMeaning):
+            found = window.session.document.find(result.name) if window.session else []
+            if found:
+                window.session.insight.set_flags({found[0]: result.why})
+                window.session.selection.set(found[:1])
             window.host.show_error("Cannot export ONNX", str(result))
             return
         lines = result.lines()
