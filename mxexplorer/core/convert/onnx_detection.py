@@ -1,224 +1,43 @@
-"""Our converters for SSD's and YOLO's detection outputs, row for row as MXNet 1.9.1's
-CPU kernels write them: ``_contrib_MultiBoxDetection`` (box decoding, sort, NMS) and
-``_contrib_box_nms`` (filter, sort, NMS per class, format), both through ONNX's
-NonMaxSuppression (:meth:`onnx_nodes.Nodes.nms`).  Must not import Qt."""
+"""SSD's and YOLO's detection outputs on the mx2onnx route: ``_contrib_MultiBoxDetection``
+and ``_contrib_box_nms`` are converted by *our* converters (:mod:`onnx.detection_nms`,
+row for row as MXNet 1.9.1's CPU kernels write them), called from MXNet's converter
+interface: its node and kwargs become an :class:`OpNode` and a :class:`Ctx`, and what
+they build comes back as MXNet's converter expects (nodes returned, constants added to
+its initializers, the last output named as MXNet names it).  Must not import Qt."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-from mxexplorer.core.convert.onnx_nodes import FLOAT, INT64, Nodes, floats, io
-from mxexplorer.core.graph import opinfo
+from mxexplorer.core.convert.onnx import detection_nms
+from mxexplorer.core.convert.onnx.context import Ctx, OpNode
+from mxexplorer.core.convert.onnx_nodes import io
+from mxexplorer.core.ops import engine
 from mxexplorer.core.runtime.errors import UserError
 
 
-def multibox_detection(node: dict[str, Any], **kwargs: Any) -> list[Any]:
-    """MXNet 1.9.1's CPU kernel, row for row: (N, A, 6) rows [class, score, xmin, ymin,
-    xmax, ymax].  Per anchor: the best foreground class (the first of equal ones), its
-    score (valid from ``threshold``), the box decoded from the anchor.  Out come the
-    valid rows sorted by score (equal scores in anchor order: TopK's tiebreak), the first
-    ``nms_topk`` of them through a greedy NMS (per class, or across classes with
-    ``force_suppress``) that sets a suppressed row's class to -1; the valid rows past
-    ``nms_topk`` are the valid rows at those places in anchor order, class -1 (the
-    kernel marks them before it sorts); then rows of -1.  Without NMS (``nms_threshold``
-    outside (0, 1]) the valid rows stay in anchor order.  NonMaxSuppression is given the
-    sorted boxes with scores falling by place (its own order ignores ties) and the
-    threshold one float below MXNet's (it suppresses above the IoU, MXNet from it; it
-    also orders each box's corners, which decoded boxes of ordered anchors already are).
-    ``background_id`` is ignored, as the kernel ignores it (class 0 is the background)."""
-    import numpy as np
-
-    name, (prob, loc, anchors), attrs = io(node, kwargs)
-    make = Nodes(name, kwargs)
-    const, ints = make.const, make.ints
-    var = floats(attrs.get("variances", "(0.1, 0.1, 0.2, 0.2)"))
-    nms = np.float32(attrs.get("nms_threshold", 0.5))             # MXNet's float
-    topk = int(attrs.get("nms_topk", -1))
-
-    # per anchor: the best foreground class and its score, valid from the threshold
-    fore = make("Slice", [prob, ints(1), ints(2 ** 62), ints(1)], "fore")
-    score = make("ReduceMax", [fore], "score", axes=[1], keepdims=0)            # (N, A)
-    cls = make("Cast", [make("ArgMax", [fore], "argmax", axis=1, keepdims=0)], "cls",
-               to=FLOAT)
-    valid = make("And", [make("Greater", [score, const(-1.0)], "above"),
-                         make("GreaterOrEqual", [score, const(
-                             float(attrs.get("threshold", 0.01)))], "enough")], "valid")
-    ident = make("Where", [valid, cls, const(-1.0)], "id")
-
-    # the box: the anchor's centre moved, its size scaled, by the prediction
-    al, at, ar, ab = make.split(make("Gather", [anchors, const(0, "int64")], "anchor",
-                                     axis=0), "a")                               # (A, 1)
-    px, py, pw, ph = make.split(make("Reshape", [loc, ints(0, -1, 4)], "deltas"), "p")
-    edges = []
-    for lo, hi, p, s, k, axis in ((al, ar, px, pw, 0, "x"), (at, ab, py, ph, 1, "y")):
-        size = make("Sub", [hi, lo], f"{axis}size")
-        mid = make("Div", [make("Add", [lo, hi], f"{axis}sum"), const(2.0)], f"{axis}mid")
-        moved = make("Mul", [make("Mul", [p, const(var[k])], f"{axis}var"), size],
-                     f"{axis}moved")
-        centre = make("Add", [moved, mid], f"{axis}centre")
-        scale = make("Exp", [make("Mul", [s, const(var[k + 2])], f"{axis}svar")],
-                     f"{axis}scale")
-        extent = make("Div", [make("Mul", [scale, size], f"{axis}ext2"), const(2.0)],
-                      f"{axis}ext")
-        edges.append((make("Sub", [centre, extent], f"{axis}min"),
-                      make("Add", [centre, extent], f"{axis}max")))
-    box = [edges[0][0], edges[1][0], edges[0][1], edges[1][1]]
-    if opinfo.flag(attrs, "clip", True):
-        box = [make("Clip", [b, const(0.0), const(1.0)], f"clip{k}") for k, b in enumerate(box)]
-    rows = make("Concat", [make("Reshape", [c, ints(0, -1, 1)], f"col{k}")
-                           for k, c in enumerate([ident, score])] + box, "rows", axis=2)
-
-    # the valid rows in anchor order, and all rows by score (the invalid ones last)
-    shape = make("Shape", [score], "shape")
-    count = make("Slice", [shape, ints(1), ints(2)], "count")                   # [A]
-    count_f = make("Cast", [make("Reshape", [count, ints()], "count0")], "countf", to=FLOAT)
-    place = make("Range", [const(0.0), count_f, const(1.0)], "place")          # (A,)
-    neg = make("Neg", [place], "neg")
-    first = make("Where", [valid, neg, make("Sub", [neg, count_f], "later")], "firstkey")
-    skey = make("Where", [valid, score, const(-np.inf)], "scorekey")
-    order, ranking = make.topk(first, count, "order")[1], make.topk(skey, count, "ranking")[1]
-    in_order, ranked = (make("GatherND", [rows, make("Reshape", [idx, ints(0, -1, 1)],
-                                                     f"{what}3")], what, batch_dims=1)
-                        for idx, what in ((order, "inorder"), (ranking, "ranked")))
-    valid_place = make("GreaterOrEqual", [make.columns(in_order, 0, 1, "ocls"),
-                                          const(0.0)], "validplace")            # (N, A, 1)
-    if not 0 < nms <= 1:
-        make("Where", [valid_place, in_order, const(-1.0)], "")
-        return make.nodes
-    unmarked = make("Concat", [make("Expand", [const([[[-1.0]]]), make(
-        "Shape", [valid_place], "vshape")], "minus1"), make.columns(in_order, 1, 6, "ovals")],
-        "unmarked", axis=2)
-    passed = make("Where", [valid_place, unmarked, const(-1.0)], "passed")
-    kept = valid_place
-    if topk > 0:
-        kept = make("And", [valid_place, make("Less", [make("Reshape", [place, ints(-1, 1)],
-                                                            "placecol"), const(float(topk))],
-                                              "intopk")], "kept")
-
-    # NMS of the first rows, per class unless forced
-    mine = None
-    if not opinfo.flag(attrs, "force_suppress", False):
-        classes = make("Sub", [make("Slice", [make("Shape", [prob], "pshape"), ints(1),
-                                              ints(2)], "classes1"), ints(1)], "fg")
-        mine = make("Equal", [
-            make("Reshape", [make.columns(ranked, 0, 1, "rcls"), ints(0, 1, -1)], "rcls3"),
-            make("Reshape", [make("Range", [const(0.0), make("Cast", [make(
-                "Reshape", [classes, ints()], "fg0")], "fgf", to=FLOAT), const(1.0)],
-                "classes"), ints(1, -1, 1)], "classes3")], "mine")            # (N, C, A)
-    alive = make.nms(make.columns(ranked, 2, 6, "boxes"),
-                     make("Reshape", [kept, ints(0, -1)], "kept2"),
-                     np.nextafter(nms, np.float32(0)), mine)                   # (N, A)
-    marked = make("Concat", [make("Where", [make("Reshape", [alive, ints(0, -1, 1)],
-                                                 "alive3"),
-                                            make.columns(ranked, 0, 1, "rcls2"),
-                                            const(-1.0)], "newcls"),
-                             make.columns(ranked, 1, 6, "rvals")], "marked", axis=2)
-    make("Where", [make("Reshape", [kept, ints(0, -1, 1)], "kept3b"), marked, passed], "")
-    return make.nodes
+def _through_ours(convert: Callable[[Ctx, OpNode], list[str | None]], last: str
+                  ) -> Callable[..., list[Any]]:
+    """MXNet's converter signature over one of ours; ``last``: the name MXNet's graph
+    gives the converted output (``{name}`` or ``{name}0``)."""
+    def run(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+        name, inputs, attrs = io(node, kwargs)
+        try:
+            p = engine.parsed(node["op"], attrs)
+        except ValueError as exc:
+            raise UserError(f"'{name}' ({node['op']}): {exc}") from None
+        opset = int(kwargs.get("opset_version", 13))
+        if opset < 13:
+            raise UserError(f"'{name}' ({node['op']}): its converter writes opset 13 or "
+                            "newer (ask for --opset 13)")
+        cx = Ctx(opset, prefix=f"{name}/")
+        cx.used.update(inputs)
+        out = last.format(name=name)
+        convert(cx, OpNode(-1, node["op"], name, dict(attrs), p, list(inputs), [], [], [],
+                           [], [out, f"{out}__hidden"]))
+        kwargs["initializer"].extend(cx.initializers)
+        return cx.nodes
+    return run
 
 
-def box_nms(node: dict[str, Any], **kwargs: Any) -> list[Any]:
-    """MXNet 1.9.1's CPU kernel, row for row, over the last two axes (N rows of K
-    values; the axes before them are batches).  The valid rows (score above
-    ``valid_thresh``; with ``id_index``, class not ``background_id``) sorted by score,
-    equal scores in row order (TopK's tiebreak); the first ``topk`` of them through a
-    greedy NMS (per class, classes compared as whole numbers, when ``id_index`` is given
-    and ``force_suppress`` is not: NonMaxSuppression's class axis over the distinct
-    classes); the survivors, whole rows, first and in that order, then rows of -1.  MXNet
-    suppresses above the IoU threshold, as NonMaxSuppression does; a box with a negative
-    side has area 0 and overlaps nothing for MXNet, so its far corner is moved onto the
-    near one before NonMaxSuppression (which would swap them).  An ``out_format`` other
-    than ``in_format`` converts the output rows whose first coordinate is not negative
-    (the kernel's test for a row of -1); ``topk=0`` returns the rows unchanged."""
-    import numpy as np
-
-    name, (data,), attrs = io(node, kwargs)
-    make = Nodes(name, kwargs)
-    const, ints = make.const, make.ints
-    topk = int(attrs.get("topk", -1))
-    if topk == 0:
-        return make.last("Identity", [data])
-    threshold = np.float32(attrs.get("overlap_thresh", 0.5))          # MXNet's float
-    if threshold < 0:
-        raise UserError(f"box_nms '{name}': overlap_thresh {threshold} below 0 suppresses "
-                        "boxes that do not overlap, which ONNX's NonMaxSuppression cannot")
-    first, score_at, id_at = (int(attrs.get(k, d)) for k, d in (
-        ("coord_start", 2), ("score_index", 1), ("id_index", -1)))
-    centre = attrs.get("in_format", "corner") == "center"
-
-    # the rows as (B, N, K), the valid ones by score, the first topk of them
-    shape = make("Shape", [data], "shape")
-    rows = make("Reshape", [data, make("Concat", [ints(-1), make(
-        "Slice", [shape, ints(-2), ints(2 ** 62)], "last2")], "shape3", axis=0)], "rows")
-    score = make("Reshape", [make.columns(rows, score_at, score_at + 1, "score3"),
-                             ints(0, -1)], "score")                            # (B, N)
-    valid = make("Greater", [score, const(float(attrs.get("valid_thresh", 0)))], "enough")
-    if id_at >= 0:
-        ident = make("Reshape", [make.columns(rows, id_at, id_at + 1, "id3"), ints(0, -1)],
-                     "id")
-        valid = make("And", [valid, make("Not", [make("Equal", [ident, const(float(
-            attrs.get("background_id", -1)))], "background")], "foreground")], "valid")
-    count = make("Slice", [make("Shape", [score], "bn"), ints(1), ints(2)], "n")   # [N]
-    if topk > 0:
-        count = make("Min", [count, ints(topk)], "topk")
-    best, order = make.topk(make("Where", [valid, score, const(-np.inf)], "key"), count,
-                            "order")                                           # (B, T)
-    ranked = make("GatherND", [rows, make("Reshape", [order, ints(0, -1, 1)], "order3")],
-                  "ranked", batch_dims=1)                                      # (B, T, K)
-    kept = make("Greater", [best, const(-np.inf)], "kept")
-
-    # their boxes as corners, a negative side made 0, and each row's class group
-    a, b, c, d = make.split(make.columns(ranked, first, first + 4, "box"), "c")
-    if centre:
-        half_w = make("Div", [c, const(2.0)], "halfw")
-        half_h = make("Div", [d, const(2.0)], "halfh")
-        a, b, c, d = (make("Sub", [a, half_w], "left"), make("Sub", [b, half_h], "top"),
-                      make("Add", [a, half_w], "right"), make("Add", [b, half_h], "bottom"))
-    boxes = make("Concat", [a, b, make("Max", [a, c], "right0"),
-                            make("Max", [b, d], "bottom0")], "boxes", axis=2)
-    groups = None
-    if id_at >= 0 and not opinfo.flag(attrs, "force_suppress", False):
-        whole = make("Cast", [make.columns(ranked, id_at, id_at + 1, "rid")], "whole",
-                     to=INT64)                                                 # (B, T, 1)
-        distinct, _, group, _ = make.outputs("Unique", [make("Reshape", [
-            whole, ints(-1)], "flat")], "unique", 4, sorted=1)
-        group = make("Reshape", [group, make("Shape", [make(
-            "Transpose", [whole], "across", perm=[0, 2, 1])], "gshape")], "group")
-        classes = make("Range", [const(0, "int64"), make("Reshape", [make(
-            "Shape", [distinct], "nclasses1"), ints()], "nclasses"), const(1, "int64")],
-            "classes")
-        groups = make("Equal", [group, make("Reshape", [classes, ints(1, -1, 1)],
-                                            "classes3")], "groups")           # (B, G, T)
-    alive = make.nms(boxes, kept, threshold, groups)                          # (B, T)
-
-    # the survivors first, then -1 up to N rows
-    tcount = make("Slice", [make("Shape", [alive], "bt"), ints(1), ints(2)], "t")  # [T]
-    tcount_f = make("Cast", [make("Reshape", [tcount, ints()], "t0")], "tf", to=FLOAT)
-    place = make("Range", [const(0.0), tcount_f, const(1.0)], "place")
-    filled, compact = make.topk(make("Where", [alive, make("Sub", [tcount_f, place], "rank"),
-                                               const(0.0)], "alivekey"), tcount, "compact")
-    out = make("GatherND", [ranked, make("Reshape", [compact, ints(0, -1, 1)], "compact3")],
-               "survivors", batch_dims=1)
-    out = make("Where", [make("Reshape", [make("Greater", [filled, const(0.5)], "filled"),
-                                          ints(0, -1, 1)], "filled3"), out, const(-1.0)],
-               "out")
-    pads = make("Concat", [ints(0, 0, 0, 0), make("Sub", [make(
-        "Slice", [make("Shape", [score], "bn2"), ints(1), ints(2)], "n2"), tcount], "rest"),
-        ints(0)], "pads", axis=0)
-    out = make("Pad", [out, pads, const(-1.0)], "padded")
-    if attrs.get("out_format", "corner") != attrs.get("in_format", "corner"):
-        a, b, c, d = make.split(make.columns(out, first, first + 4, "obox"), "o")
-        if centre:
-            half_w = make("Div", [c, const(2.0)], "ohalfw")
-            half_h = make("Div", [d, const(2.0)], "ohalfh")
-            new = [make("Sub", [a, half_w], "oleft"), make("Sub", [b, half_h], "otop"),
-                   make("Add", [a, half_w], "oright"), make("Add", [b, half_h], "obottom")]
-        else:
-            new = [make("Div", [make("Add", [a, c], "xsum"), const(2.0)], "x"),
-                   make("Div", [make("Add", [b, d], "ysum"), const(2.0)], "y"),
-                   make("Sub", [c, a], "w"), make("Sub", [d, b], "h")]
-        head = [make.columns(out, 0, first, "head")] if first > 0 else []
-        converted = make("Concat", head + new + [make.columns(out, first + 4, 2 ** 62, "tail")],
-                         "converted", axis=2)
-        out = make("Where", [make("Not", [make("Less", [a, const(0.0)], "negative")], "row"),
-                             converted, out], "formatted")
-    return make.last("Reshape", [out, shape])
+multibox_detection = _through_ours(detection_nms.multibox_detection, "{name}")
+box_nms = _through_ours(detection_nms.box_nms, "{name}0")

@@ -117,6 +117,7 @@ def test_an_unsupported_op_gets_the_preflight_list_not_a_traceback(tmp_path, cap
     assert [(name, op) for _, name, op in caught.value.nodes] == \
         [("noise", "_sample_normal")]
     assert caught.value.nodes[0][0] == doc.find("noise")[0]
+    assert "no ONNX converter" in str(caught.value)          # ours (the default)
     assert not (tmp_path / "x.onnx").exists()
     rc = main(["onnx", str(path), "--shape", "data=2,3", "-o", str(tmp_path / "x.onnx"),
                "--json"])

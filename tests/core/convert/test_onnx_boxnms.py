@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from mxexplorer.core.convert import onnx_export
+from mxexplorer.core.runtime.errors import UserError
 from tests.core.convert.exporting import export_checked, mxnet_forward
+from tests.core.convert.own.test_detection import BOX_NMS_FORMATS
 
 #: the fields a row is made of, by number: class, score, 4 coordinates, and a spare one
 CORNER, CENTER = (0, 1, 2, 3, 4, 5), (0, 1, 6, 7, 8, 9)
@@ -81,15 +83,7 @@ def test_box_nms_exports_as_mxnet_computes_it(tmp_path, attrs, ties) -> None:
         "the inputs never made NMS suppress a row"
 
 
-@pytest.mark.parametrize("order, attrs", [
-    ((2, 3, 4, 5, 1, 0), {"coord_start": 0, "score_index": 4, "id_index": 5}),
-    ((10, 1, 0, 2, 3, 4, 5), {"coord_start": 3, "score_index": 1, "id_index": 2,
-                              "topk": 9}),
-    (CENTER, {"in_format": "center", "out_format": "center", "id_index": 0}),
-    (CENTER, {"in_format": "center", "out_format": "corner", "force_suppress": True,
-              "id_index": 0}),
-    (CORNER, {"in_format": "corner", "out_format": "center", "topk": 7}),
-])
+@pytest.mark.parametrize("order, attrs", BOX_NMS_FORMATS)
 def test_box_nms_reads_its_columns_and_formats(tmp_path, order, attrs) -> None:
     """Rows of other layouts (coord_start, score_index, id_index, a spare column) and
     boxes as centre and size; out_format other than in_format converts the rows whose
@@ -138,6 +132,8 @@ def test_boxes_overlapping_by_exactly_the_threshold_are_kept(tmp_path, threshold
 
 @pytest.mark.parametrize("attrs", [{"id_index": 0}, {"id_index": 0, "topk": 5,
                                                      "force_suppress": True}])
-def test_box_nms_exports_at_opset_12(tmp_path, attrs) -> None:
-    _agrees_row_for_row(mx.sym.contrib.box_nms(_rows(), **attrs), (2, 16, 6), tmp_path,
-                        opset=12, seeds=2)
+def test_box_nms_needs_opset_13_on_the_mx2onnx_route(tmp_path, attrs) -> None:
+    """Converted with our converter (opset 13 or newer): at 12 one line naming the node."""
+    with pytest.raises(UserError, match="box_nms.*opset 13 or newer"):
+        _agrees_row_for_row(mx.sym.contrib.box_nms(_rows(), **attrs), (2, 16, 6), tmp_path,
+                            opset=12, seeds=2)

@@ -9,8 +9,10 @@ import pytest
 
 from mxexplorer.core.convert import onnx_export
 from mxexplorer.core.graph.document import GraphDocument
+from mxexplorer.core.runtime.errors import UserError
 from tests.conftest import CORPUS, require_corpus
 from tests.core.convert.exporting import export_checked, mxnet_forward
+from tests.core.convert.own.test_detection import MULTIBOX_CASES
 
 SHAPES = {"data": (1, 4, 3, 3), "cls": (2, 4, 36), "loc": (2, 36 * 4)}
 
@@ -38,15 +40,7 @@ def _suppressed(out) -> int:
     return int(((out[..., 0] == -1) & (out[..., 1] != -1)).sum())
 
 
-@pytest.mark.parametrize("attrs", [
-    {},
-    {"force_suppress": True},
-    {"nms_topk": 7},
-    {"force_suppress": True, "nms_topk": 7, "threshold": 0.3},
-    {"clip": False, "nms_threshold": 0.3, "variances": (0.2, 0.1, 0.3, 0.25)},
-    {"nms_threshold": 0},                  # no NMS: the valid rows in anchor order
-    {"threshold": 0.99},                   # nothing valid: all -1
-])
+@pytest.mark.parametrize("attrs", MULTIBOX_CASES)
 @pytest.mark.parametrize("ties", [False, True])
 def test_multibox_detection_exports_as_mxnet_computes_it(tmp_path, attrs, ties) -> None:
     """Rows sorted by score (equal scores in anchor order), suppressed ones and those
@@ -87,9 +81,13 @@ def test_boxes_overlapping_by_exactly_the_threshold_are_suppressed(tmp_path, for
 
 
 @pytest.mark.parametrize("attrs", [{}, {"force_suppress": True, "nms_topk": 7}])
-def test_multibox_detection_exports_at_opset_12(tmp_path, attrs) -> None:
+def test_multibox_detection_needs_opset_13_on_the_mx2onnx_route(tmp_path, attrs) -> None:
+    """mx2onnx's route converts it with our converter, which writes opset 13 or newer:
+    at 12 it says so in one line naming the node; at 13 it agrees."""
     net = _detection(**attrs)
-    report = export_checked(net, SHAPES, tmp_path, opset=12)
+    with pytest.raises(UserError, match="'det' .*opset 13 or newer"):
+        export_checked(net, SHAPES, tmp_path, opset=12)
+    report = export_checked(net, SHAPES, tmp_path, opset=13)
     assert report.check is not None and report.check.agree, report.lines()
 
 

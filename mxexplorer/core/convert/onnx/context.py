@@ -80,6 +80,8 @@ class Ctx:
     used: set[str] = field(default_factory=set)
     _consts: dict[tuple[str, str, bytes], str] = field(default_factory=dict)
     _count: int = 0
+    #: put before every fresh name (a Ctx per node of another converter's graph)
+    prefix: str = ""
 
     # ------------------------------------------------------------------ names
     def claim(self, name: str) -> str:
@@ -102,7 +104,7 @@ class Ctx:
 
     def fresh(self, hint: str) -> str:
         self._count += 1
-        return self.claim(f"{hint}__{self._count}")
+        return self.claim(f"{self.prefix}{hint}__{self._count}")
 
     # ------------------------------------------------------------------ nodes
     def add(self, op_type: str, inputs: Sequence[str], outputs: int | Sequence[str] = 1,

@@ -56,7 +56,8 @@ def _feed(seed: int, ties: bool, shapes=SHAPES) -> dict[str, np.ndarray]:
             "loc": (0.5 * rng.uniform(-1, 1, shapes["loc"])).astype("float32")}
 
 
-@pytest.mark.parametrize("attrs", [
+#: MultiBoxDetection attribute sets (the mx2onnx route's tests use them too)
+MULTIBOX_CASES = [
     {},
     {"force_suppress": True},
     {"nms_topk": 7},
@@ -64,7 +65,10 @@ def _feed(seed: int, ties: bool, shapes=SHAPES) -> dict[str, np.ndarray]:
     {"clip": False, "nms_threshold": 0.3, "variances": (0.2, 0.1, 0.3, 0.25)},
     {"nms_threshold": 0},                  # no NMS: the valid rows in anchor order
     {"threshold": 0.99},                   # nothing valid: all -1
-])
+]
+
+
+@pytest.mark.parametrize("attrs", MULTIBOX_CASES)
 @pytest.mark.parametrize("ties", [False, True])
 def test_multibox_detection_is_mxnets_rows(attrs, ties) -> None:
     net = _detection(**attrs)
@@ -125,7 +129,8 @@ def test_box_nms_is_mxnets_rows(attrs, ties) -> None:
     _nms_agrees((2, 16, 6), ties=ties, **attrs)
 
 
-@pytest.mark.parametrize("order, attrs", [
+#: box_nms column orders and formats (the mx2onnx route's tests use them too)
+BOX_NMS_FORMATS = [
     ((2, 3, 4, 5, 1, 0), {"coord_start": 0, "score_index": 4, "id_index": 5}),
     ((10, 1, 0, 2, 3, 4, 5), {"coord_start": 3, "score_index": 1, "id_index": 2,
                               "topk": 9}),
@@ -133,7 +138,10 @@ def test_box_nms_is_mxnets_rows(attrs, ties) -> None:
     (CENTER, {"in_format": "center", "out_format": "corner", "force_suppress": True,
               "id_index": 0}),
     (CORNER, {"in_format": "corner", "out_format": "center", "topk": 7}),
-])
+]
+
+
+@pytest.mark.parametrize("order, attrs", BOX_NMS_FORMATS)
 def test_box_nms_reads_its_columns_and_formats(order, attrs) -> None:
     _nms_agrees((2, 16, 6), order, **attrs)
 

@@ -88,25 +88,6 @@ def test_without_the_mxnet_reference_the_verdict_says_so(tmp_path) -> None:
     assert report.to_dict()["check"]["compared_with_mxnet"] is False
 
 
-def test_an_op_without_a_converter_is_refused_by_node(tmp_path, capsys) -> None:
-    data = mx.sym.var("data")
-    noise = mx.sym.sample_normal(mx.sym.relu(data, name="act"), mx.sym.ones_like(data),
-                                 name="noise")
-    path = tmp_path / "noisy-symbol.json"
-    (noise + data).save(str(path))
-    doc = GraphDocument.open(str(path))
-    with pytest.raises(onnx_export.UnsupportedOps) as caught:
-        onnx_export.export_snapshot(doc.snapshot(), {"data": (2, 3)},
-                                    str(tmp_path / "x.onnx"))
-    assert [(name, op) for _, name, op in caught.value.nodes] == \
-        [("noise", "_sample_normal")]
-    assert "no ONNX converter" in str(caught.value)
-    assert not (tmp_path / "x.onnx").exists()
-    rc = main(["onnx", str(path), "--shape", "data=2,3", "-o", str(tmp_path / "x.onnx")])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert rc == 2 and len(err) == 1 and "_sample_normal" in err[0]
-
-
 def test_a_use_onnx_cannot_express_is_refused_at_its_node(tmp_path, capsys) -> None:
     """A channels-last convolution (MXNet runs it on GPU only): refused in one line that
     names the node, its op and the attribute; nothing is written."""
